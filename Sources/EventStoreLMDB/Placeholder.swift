@@ -1,0 +1,3 @@
+import CLMDB
+/// Placeholder until the wrapper lands.
+enum EventStoreLMDBPlaceholder {}

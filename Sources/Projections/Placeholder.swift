@@ -1,0 +1,3 @@
+import ReadingEvents
+/// Placeholder until the folds land.
+enum ProjectionsPlaceholder {}

@@ -1,0 +1,2 @@
+/// Placeholder until the event catalog lands.
+enum ReadingEventsPlaceholder {}

@@ -1,0 +1,1 @@
+print("replay: not yet")

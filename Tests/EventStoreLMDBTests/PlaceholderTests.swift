@@ -1,0 +1,3 @@
+import Testing
+@testable import EventStoreLMDB
+@Test func storePlaceholder() { #expect(Bool(true)) }

@@ -1,0 +1,3 @@
+import Testing
+@testable import ReadingEvents
+@Test func placeholder() { #expect(Bool(true)) }

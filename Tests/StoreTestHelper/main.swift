@@ -1,0 +1,2 @@
+import EventStoreLMDB
+print("helper")
