@@ -1,0 +1,106 @@
+import Foundation
+
+/// A UUID-based identifier, tagged with the kind of thing it names so that a ``BookID`` can never
+/// be passed where a ``ReaderID`` is expected.
+///
+/// `Sendable`: a value type holding a `UUID`.
+public struct TaggedID<Tag: IdentifierTag>: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The underlying UUID.
+    public let uuid: UUID
+
+    /// Wraps an existing UUID.
+    public init(_ uuid: UUID) { self.uuid = uuid }
+
+    /// A new random identifier.
+    public init() { self.uuid = UUID() }
+
+    /// Parses the canonical UUID text form (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`), case-insensitive.
+    public init?(uuidString: String) {
+        guard let uuid = UUID(uuidString: uuidString) else { return nil }
+        self.uuid = uuid
+    }
+
+    /// The 16 bytes of the UUID, in RFC 4122 order.
+    public var bytes: [UInt8] { uuid.bytes }
+
+    /// Builds an identifier from 16 bytes; `nil` when the count is not 16.
+    public init?(bytes: some Collection<UInt8>) {
+        guard let uuid = UUID(bytes: bytes) else { return nil }
+        self.uuid = uuid
+    }
+
+    /// The lowercase canonical text form.
+    public var description: String { uuid.uuidString.lowercased() }
+
+    /// Orders by the UUID's bytes, so orderings never depend on locale or hashing.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+}
+
+extension TaggedID: Codable {
+    /// Decodes the canonical UUID text form.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let uuid = UUID(uuidString: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "\(Tag.name): \"\(text)\" is not a UUID")
+        }
+        self.uuid = uuid
+    }
+
+    /// Encodes the lowercase canonical UUID text form.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// The kind of thing a ``TaggedID`` names. Conforming types are uninhabited markers.
+public protocol IdentifierTag: Sendable {
+    /// A short name used in messages ("book", "reader", ...).
+    static var name: String { get }
+}
+
+/// Marker for reader identifiers.
+public enum ReaderTag: IdentifierTag { public static let name = "reader" }
+/// Marker for book identifiers.
+public enum BookTag: IdentifierTag { public static let name = "book" }
+/// Marker for collected-sentence identifiers.
+public enum SentenceTag: IdentifierTag { public static let name = "sentence" }
+/// Marker for memo identifiers.
+public enum MemoTag: IdentifierTag { public static let name = "memo" }
+/// Marker for timed reading-session identifiers.
+public enum SessionTag: IdentifierTag { public static let name = "session" }
+/// Marker for event identifiers.
+public enum EventTag: IdentifierTag { public static let name = "event" }
+
+/// Identifies a reader (one store can hold many: a family device, a server).
+public typealias ReaderID = TaggedID<ReaderTag>
+/// Identifies a book in a reader's library.
+public typealias BookID = TaggedID<BookTag>
+/// Identifies a collected sentence.
+public typealias SentenceID = TaggedID<SentenceTag>
+/// Identifies a memo.
+public typealias MemoID = TaggedID<MemoTag>
+/// Identifies a timed reading session.
+public typealias SessionID = TaggedID<SessionTag>
+/// Identifies one event; appending an event ID that is already stored is an idempotent no-op.
+public typealias EventID = TaggedID<EventTag>
+
+extension UUID {
+    /// The 16 bytes of this UUID.
+    public var bytes: [UInt8] {
+        let u = uuid
+        return [u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]
+    }
+
+    /// Builds a UUID from exactly 16 bytes; `nil` otherwise.
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 16 else { return nil }
+        var b = Array(bytes)
+        self = b.withUnsafeMutableBytes { raw in
+            UUID(uuid: raw.loadUnaligned(as: uuid_t.self))
+        }
+        _ = b.count
+    }
+}

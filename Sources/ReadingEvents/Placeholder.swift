@@ -1,2 +1,0 @@
-/// Placeholder until the event catalog lands.
-enum ReadingEventsPlaceholder {}
