@@ -44,8 +44,6 @@ public enum ValidationRule: String, Sendable, Hashable, CaseIterable, Codable {
     case notBackward
     /// A list that contains the same element twice.
     case duplicateElement
-    /// The command does not change anything (liking a liked book, clearing an absent rating).
-    case noChange
 }
 
 /// A rejected command or value: names the field and the rule, with a sentence for people.

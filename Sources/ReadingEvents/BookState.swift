@@ -1,0 +1,161 @@
+/// What the decide step knows about one book of one reader: the fold of that book's stream.
+///
+/// `apply(_:)` is total: it never fails, so a state can always be rebuilt from stored events,
+/// including events that an older build would have rejected. `Sendable`: a value type.
+public struct BookState: Hashable, Sendable {
+    /// A goal to finish the book by a date.
+    public struct Goal: Hashable, Sendable {
+        /// The first day of the goal.
+        public var startDate: LocalDate
+        /// The day to finish by.
+        public var targetDate: LocalDate
+        /// The reader's theme for it.
+        public var theme: Theme?
+    }
+
+    /// Whether a timed session is running or paused.
+    public enum SessionPhase: Hashable, Sendable {
+        /// The timer runs.
+        case running
+        /// The timer is paused.
+        case paused
+    }
+
+    /// The book, once added.
+    public private(set) var book: BookID?
+    /// Whether the book is in the library now (added and not removed since).
+    public private(set) var isInLibrary = false
+    /// Whether the book was removed (and not added again).
+    public private(set) var isRemoved = false
+    /// The latest metadata.
+    public private(set) var metadata: BookMetadata?
+    /// The library status.
+    public private(set) var status: ReadingStatus = .wantToRead
+    /// The active goal, if any.
+    public private(set) var goal: Goal?
+    /// The page reached in the current read-through.
+    public private(set) var position = 0
+    /// The current read-through: 1 for the first reading, 2 for the first re-read, ...
+    public private(set) var readThrough = 1
+    /// Whether the current read-through is finished.
+    public private(set) var isFinished = false
+    /// Sentences collected and not removed.
+    public private(set) var sentences: Set<SentenceID> = []
+    /// Memos written and not removed.
+    public private(set) var memos: Set<MemoID> = []
+    /// Every sentence, memo and session ID ever used on this book (IDs are never reused).
+    public private(set) var usedIDs: Set<UUIDKey> = []
+    /// Timed sessions started and not yet finished or discarded.
+    public private(set) var openSessions: [SessionID: SessionPhase] = [:]
+    /// The current rating.
+    public private(set) var rating: Rating?
+    /// Whether the reader likes the book.
+    public private(set) var isLiked = false
+
+    /// A fresh state: the book was never added.
+    public init() {}
+
+    /// The state after `events`, in order.
+    public init(events: some Sequence<ReadingEvent>) {
+        self.init()
+        for event in events { apply(event) }
+    }
+
+    /// A UUID used as a set key regardless of which kind of identifier it came from.
+    public struct UUIDKey: Hashable, Sendable {
+        let bytes: [UInt8]
+        init<T>(_ id: TaggedID<T>) { bytes = id.bytes }
+    }
+
+    /// Folds one event of this book's stream into the state.
+    public mutating func apply(_ event: ReadingEvent) {
+        switch event {
+        case .bookAdded(let e):
+            book = e.book; isInLibrary = true; isRemoved = false; metadata = e.metadata
+            status = e.status; isFinished = e.status == .finished
+        case .metadataCorrected(let e):
+            metadata = e.metadata
+        case .bookRemoved:
+            isInLibrary = false; isRemoved = true; goal = nil; openSessions = [:]
+        case .statusChanged(let e):
+            status = e.status
+        case .goalSet(let e):
+            goal = Goal(startDate: e.startDate, targetDate: e.targetDate, theme: e.theme)
+        case .goalChanged(let e):
+            goal?.targetDate = e.targetDate; goal?.theme = e.theme
+        case .goalDeleted:
+            goal = nil
+        case .pagesRead(let e):
+            position = e.position
+            if status != .finished { status = .reading }
+        case .progressCorrected(let e):
+            position = e.position
+        case .readThroughStarted(let e):
+            readThrough = e.readThrough; position = 0; isFinished = false; status = .reading
+        case .sessionStarted(let e):
+            openSessions[e.session] = .running; usedIDs.insert(UUIDKey(e.session))
+        case .sessionPaused(let e):
+            if openSessions[e.session] != nil { openSessions[e.session] = .paused }
+        case .sessionResumed(let e):
+            if openSessions[e.session] != nil { openSessions[e.session] = .running }
+        case .sessionFinished(let e):
+            openSessions[e.session] = nil
+            if let end = e.endPosition, end >= position { position = end }
+        case .sessionDiscarded(let e):
+            openSessions[e.session] = nil
+        case .bookFinished:
+            isFinished = true; status = .finished; goal = nil
+        case .finishUndone:
+            isFinished = false; status = .reading
+        case .sentenceCollected(let e):
+            sentences.insert(e.sentence); usedIDs.insert(UUIDKey(e.sentence))
+        case .sentenceEdited:
+            break
+        case .sentenceRemoved(let e):
+            sentences.remove(e.sentence)
+        case .memoWritten(let e):
+            memos.insert(e.memo); usedIDs.insert(UUIDKey(e.memo))
+        case .memoEdited:
+            break
+        case .memoRemoved(let e):
+            memos.remove(e.memo)
+        case .ratingSet(let e):
+            rating = e.rating
+        case .ratingCleared:
+            rating = nil
+        case .bookLiked:
+            isLiked = true
+        case .bookUnliked:
+            isLiked = false
+        case .homeOrderSet, .profileUpdated, .unknown:
+            break
+        }
+    }
+}
+
+/// What the decide step knows about a reader's own stream (profile, home order).
+///
+/// `Sendable`: a value type.
+public struct ReaderState: Hashable, Sendable {
+    /// The reader's home-list order.
+    public private(set) var homeOrder: [BookID] = []
+    /// The nickname, once set.
+    public private(set) var nickname: String?
+
+    /// A fresh state.
+    public init() {}
+
+    /// Folds one event of the reader's stream into the state.
+    public mutating func apply(_ event: ReadingEvent) {
+        switch event {
+        case .homeOrderSet(let e): homeOrder = e.books
+        case .profileUpdated(let e): nickname = e.nickname
+        case .bookAdded, .metadataCorrected, .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted,
+             .pagesRead, .progressCorrected, .readThroughStarted, .sessionStarted, .sessionPaused, .sessionResumed,
+             .sessionFinished, .sessionDiscarded, .bookFinished, .finishUndone, .sentenceCollected, .sentenceEdited,
+             .sentenceRemoved, .memoWritten, .memoEdited, .memoRemoved, .ratingSet, .ratingCleared, .bookLiked,
+             .bookUnliked, .unknown:
+            break
+        }
+    }
+}

@@ -1,0 +1,249 @@
+extension BookCommand {
+    /// Decides which events `self` produces for `book` in `state`, or why it is rejected.
+    ///
+    /// Pure: the same command on the same state always gives the same result. Rejections name the
+    /// field and the rule (see ``ValidationRule``). A command that changes nothing (liking a liked
+    /// book, recording the page already reached) returns no events.
+    public func decide(for book: BookID, in state: BookState) throws(ValidationError) -> [ReadingEvent] {
+        if case .addBook(let metadata, let status) = self {
+            guard !state.isInLibrary else {
+                throw ValidationError(field: "book", rule: .bookAlreadyAdded, detail: "book \(book) is already in the library")
+            }
+            guard status != .finished else {
+                throw ValidationError(field: "status", rule: .malformed,
+                                      detail: "a book is added as wantToRead, reading or didNotFinish; finish it with finishBook")
+            }
+            return [.bookAdded(BookAdded(book: book, metadata: try metadata.validated(), status: status))]
+        }
+        guard state.isInLibrary else {
+            if state.isRemoved {
+                throw ValidationError(field: "book", rule: .bookRemoved, detail: "book \(book) was removed from the library")
+            }
+            throw ValidationError(field: "book", rule: .bookNotAdded, detail: "book \(book) was never added to the library")
+        }
+        let pageCount = state.metadata?.pageCount
+
+        switch self {
+        case .addBook:
+            return [] // handled above
+        case .correctMetadata(let metadata):
+            let checked = try metadata.validated()
+            if let pages = checked.pageCount, state.position > pages {
+                throw ValidationError(field: "metadata.pageCount", rule: .outOfRange,
+                                      detail: "\(pages) pages is below the position \(state.position) already reached; correct the progress first")
+            }
+            return [.metadataCorrected(MetadataCorrected(book: book, metadata: checked))]
+        case .removeBook:
+            return [.bookRemoved(BookRemoved(book: book))]
+        case .setStatus(let status):
+            guard status != .finished else {
+                throw ValidationError(field: "status", rule: .malformed, detail: "finish a book with finishBook, which records its date")
+            }
+            guard !state.isFinished else {
+                throw ValidationError(field: "status", rule: .bookFinished,
+                                      detail: "book \(book) is finished; undo the finish or start a read-through first")
+            }
+            return status == state.status ? [] : [.statusChanged(ReadingStatusChanged(book: book, status: status))]
+        case .setGoal(let start, let target, let theme):
+            guard state.goal == nil else {
+                throw ValidationError(field: "goal", rule: .goalAlreadyActive, detail: "book \(book) already has an active goal; change or delete it")
+            }
+            guard !state.isFinished else {
+                throw ValidationError(field: "goal", rule: .bookFinished, detail: "book \(book) is finished; start a read-through to set a new goal")
+            }
+            guard target >= start else {
+                throw ValidationError(field: "targetDate", rule: .targetBeforeStart, detail: "target date \(target) is before the start date \(start)")
+            }
+            return [.goalSet(GoalSet(book: book, startDate: start, targetDate: target, theme: theme))]
+        case .changeGoal(let target, let theme):
+            guard let goal = state.goal else {
+                throw ValidationError(field: "goal", rule: .noActiveGoal, detail: "book \(book) has no active goal")
+            }
+            guard target >= goal.startDate else {
+                throw ValidationError(field: "targetDate", rule: .targetBeforeStart,
+                                      detail: "target date \(target) is before the start date \(goal.startDate)")
+            }
+            return [.goalChanged(GoalChanged(book: book, targetDate: target, theme: theme))]
+        case .deleteGoal:
+            guard state.goal != nil else {
+                throw ValidationError(field: "goal", rule: .noActiveGoal, detail: "book \(book) has no active goal")
+            }
+            return [.goalDeleted(GoalDeleted(book: book))]
+        case .recordPages(let position):
+            try Self.checkNotFinished(state, book)
+            try Self.checkPosition(position, field: "position", pageCount: pageCount)
+            guard position >= state.position else {
+                throw ValidationError(field: "position", rule: .notBackward,
+                                      detail: "position \(position) is below the position \(state.position) already reached; use correctProgress to move back")
+            }
+            guard position > state.position else { return [] }
+            return [.pagesRead(PagesRead(book: book, position: position))]
+        case .correctProgress(let position):
+            try Self.checkPosition(position, field: "position", pageCount: pageCount)
+            guard position < state.position else {
+                throw ValidationError(field: "position", rule: .notBackward,
+                                      detail: "a correction moves back: \(position) is not below the current position \(state.position)")
+            }
+            return [.progressCorrected(ProgressCorrected(book: book, position: position))]
+        case .startReadThrough:
+            guard state.isFinished else {
+                throw ValidationError(field: "book", rule: .bookNotFinished, detail: "book \(book) is not finished; a new read-through starts after a finish")
+            }
+            return [.readThroughStarted(ReadThroughStarted(book: book, readThrough: state.readThrough + 1))]
+        case .startSession(let session):
+            try Self.checkNotFinished(state, book)
+            guard !state.usedIDs.contains(BookState.UUIDKey(session)) else {
+                throw ValidationError(field: "session", rule: .duplicateID, detail: "session \(session) was started before")
+            }
+            return [.sessionStarted(SessionStarted(session: session, book: book))]
+        case .pauseSession(let session):
+            let phase = try Self.openSession(session, in: state)
+            guard phase == .running else {
+                throw ValidationError(field: "session", rule: .sessionState, detail: "session \(session) is already paused")
+            }
+            return [.sessionPaused(SessionPaused(session: session, book: book))]
+        case .resumeSession(let session):
+            let phase = try Self.openSession(session, in: state)
+            guard phase == .paused else {
+                throw ValidationError(field: "session", rule: .sessionState, detail: "session \(session) is running, not paused")
+            }
+            return [.sessionResumed(SessionResumed(session: session, book: book))]
+        case .finishSession(let session, let endPosition, let duration):
+            _ = try Self.openSession(session, in: state)
+            guard (0...Limits.sessionSeconds).contains(duration) else {
+                throw ValidationError(field: "durationSeconds", rule: .outOfRange,
+                                      detail: "\(duration) seconds is outside 0 ... \(Limits.sessionSeconds)")
+            }
+            if let end = endPosition {
+                try Self.checkPosition(end, field: "endPosition", pageCount: pageCount)
+                guard end >= state.position else {
+                    throw ValidationError(field: "endPosition", rule: .notBackward,
+                                          detail: "end position \(end) is below the position \(state.position) already reached")
+                }
+            }
+            return [.sessionFinished(SessionFinished(session: session, book: book, endPosition: endPosition, durationSeconds: duration))]
+        case .discardSession(let session):
+            _ = try Self.openSession(session, in: state)
+            return [.sessionDiscarded(SessionDiscarded(session: session, book: book))]
+        case .finishBook(let day):
+            guard !state.isFinished else {
+                throw ValidationError(field: "book", rule: .bookFinished, detail: "book \(book) is already finished")
+            }
+            return [.bookFinished(BookFinished(book: book, finishedOn: day))]
+        case .undoFinish:
+            guard state.isFinished else {
+                throw ValidationError(field: "book", rule: .bookNotFinished, detail: "book \(book) is not finished")
+            }
+            return [.finishUndone(FinishUndone(book: book))]
+        case .collectSentence(let id, let text, let page):
+            guard !state.usedIDs.contains(BookState.UUIDKey(id)) else {
+                throw ValidationError(field: "sentence", rule: .duplicateID, detail: "sentence \(id) exists already")
+            }
+            try Self.checkText(text, field: "text", limit: Limits.sentenceLength)
+            try Self.checkPage(page, pageCount: pageCount)
+            return [.sentenceCollected(SentenceCollected(sentence: id, book: book, text: text, page: page))]
+        case .editSentence(let id, let text, let page):
+            guard state.sentences.contains(id) else {
+                throw ValidationError(field: "sentence", rule: .notFound, detail: "sentence \(id) does not exist")
+            }
+            try Self.checkText(text, field: "text", limit: Limits.sentenceLength)
+            try Self.checkPage(page, pageCount: pageCount)
+            return [.sentenceEdited(SentenceEdited(sentence: id, book: book, text: text, page: page))]
+        case .removeSentence(let id):
+            guard state.sentences.contains(id) else {
+                throw ValidationError(field: "sentence", rule: .notFound, detail: "sentence \(id) does not exist")
+            }
+            return [.sentenceRemoved(SentenceRemoved(sentence: id, book: book))]
+        case .writeMemo(let id, let text, let page):
+            guard !state.usedIDs.contains(BookState.UUIDKey(id)) else {
+                throw ValidationError(field: "memo", rule: .duplicateID, detail: "memo \(id) exists already")
+            }
+            try Self.checkText(text, field: "text", limit: Limits.memoLength)
+            try Self.checkPage(page, pageCount: pageCount)
+            return [.memoWritten(MemoWritten(memo: id, book: book, text: text, page: page))]
+        case .editMemo(let id, let text, let page):
+            guard state.memos.contains(id) else {
+                throw ValidationError(field: "memo", rule: .notFound, detail: "memo \(id) does not exist")
+            }
+            try Self.checkText(text, field: "text", limit: Limits.memoLength)
+            try Self.checkPage(page, pageCount: pageCount)
+            return [.memoEdited(MemoEdited(memo: id, book: book, text: text, page: page))]
+        case .removeMemo(let id):
+            guard state.memos.contains(id) else {
+                throw ValidationError(field: "memo", rule: .notFound, detail: "memo \(id) does not exist")
+            }
+            return [.memoRemoved(MemoRemoved(memo: id, book: book))]
+        case .setRating(let stars):
+            let rating = try Rating(stars: stars)
+            return rating == state.rating ? [] : [.ratingSet(RatingSet(book: book, rating: rating))]
+        case .clearRating:
+            return state.rating == nil ? [] : [.ratingCleared(RatingCleared(book: book))]
+        case .like:
+            return state.isLiked ? [] : [.bookLiked(BookLiked(book: book))]
+        case .unlike:
+            return state.isLiked ? [.bookUnliked(BookUnliked(book: book))] : []
+        }
+    }
+
+    private static func checkNotFinished(_ state: BookState, _ book: BookID) throws(ValidationError) {
+        guard !state.isFinished else {
+            throw ValidationError(field: "book", rule: .bookFinished,
+                                  detail: "book \(book) is finished; start a new read-through to record pages")
+        }
+    }
+
+    private static func checkPosition(_ position: Int, field: String, pageCount: Int?) throws(ValidationError) {
+        guard position >= 0 else {
+            throw ValidationError(field: field, rule: .outOfRange, detail: "\(field) \(position) is below 0")
+        }
+        let upper = pageCount ?? BookMetadata.maxPageCount
+        guard position <= upper else {
+            throw ValidationError(field: field, rule: .outOfRange,
+                                  detail: "\(field) \(position) is above the page count \(upper)")
+        }
+    }
+
+    private static func checkPage(_ page: Int?, pageCount: Int?) throws(ValidationError) {
+        guard let page else { return }
+        let upper = pageCount ?? BookMetadata.maxPageCount
+        guard (1...upper).contains(page) else {
+            throw ValidationError(field: "page", rule: .outOfRange, detail: "page \(page) is outside 1 ... \(upper)")
+        }
+    }
+
+    static func checkText(_ text: String, field: String, limit: Int) throws(ValidationError) {
+        guard !text.trimmingWhitespace().isEmpty else {
+            throw ValidationError(field: field, rule: .empty, detail: "the \(field) is empty")
+        }
+        // Count scalars first: cheap, and bounds the grapheme count from above.
+        if text.unicodeScalars.count > limit, text.count > limit {
+            throw ValidationError(field: field, rule: .tooLong,
+                                  detail: "the \(field) has \(text.count) characters, at most \(limit) are allowed")
+        }
+    }
+
+    private static func openSession(_ session: SessionID, in state: BookState) throws(ValidationError) -> BookState.SessionPhase {
+        guard let phase = state.openSessions[session] else {
+            throw ValidationError(field: "session", rule: .sessionNotStarted,
+                                  detail: "session \(session) was never started, or has ended")
+        }
+        return phase
+    }
+}
+
+extension ReaderCommand {
+    /// Decides which events `self` produces in `state`, or why it is rejected.
+    public func decide(in state: ReaderState) throws(ValidationError) -> [ReadingEvent] {
+        switch self {
+        case .setHomeOrder(let books):
+            var seen = Set<BookID>()
+            for book in books where !seen.insert(book).inserted {
+                throw ValidationError(field: "books", rule: .duplicateElement, detail: "book \(book) appears twice in the order")
+            }
+            return books == state.homeOrder ? [] : [.homeOrderSet(HomeOrderSet(books: books))]
+        case .updateProfile(let nickname, let image, let theme):
+            try BookCommand.checkText(nickname, field: "nickname", limit: Limits.nicknameLength)
+            return [.profileUpdated(ProfileUpdated(nickname: nickname, imageFileName: image, theme: theme))]
+        }
+    }
+}
