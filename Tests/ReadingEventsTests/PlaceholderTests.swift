@@ -1,3 +1,0 @@
-import Testing
-@testable import ReadingEvents
-@Test func placeholder() { #expect(Bool(true)) }

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import ReadingEvents
+
+@Suite("Values")
+struct ValueTests {
+    @Test(arguments: ["9788936433598", "978-89-364-3359-8", "9780306406157"])
+    func validISBNs(text: String) throws {
+        #expect(try ISBN13(text).digits.count == 13)
+    }
+
+    @Test func badCheckDigitIsRejected() {
+        do { _ = try ISBN13("9788936433599"); Issue.record("accepted") } catch {
+            #expect(error.field == "isbn13" && error.rule == .badCheckDigit)
+            #expect(error.detail.contains("check digit is 8"))
+        }
+    }
+
+    @Test(arguments: ["978893643359", "97889364335981", "97889364335X8", ""])
+    func malformedISBNsAreRejected(text: String) {
+        do { _ = try ISBN13(text); Issue.record("accepted \(text)") } catch {
+            #expect(error.field == "isbn13" && error.rule == .malformed)
+        }
+    }
+
+    @Test(arguments: ["Asia/Seoul", "America/Los_Angeles", "America/New_York", "Pacific/Kiritimati", "UTC"])
+    func knownZones(identifier: String) throws {
+        #expect(try ZoneID(identifier).identifier == identifier)
+    }
+
+    @Test(arguments: ["Mars/Olympus_Mons", "", "Asia/Seou", "asia/seoul"])
+    func unknownZonesAreRejected(identifier: String) {
+        do { _ = try ZoneID(identifier); Issue.record("accepted \(identifier)") } catch {
+            #expect(error.field == "timeZone" && error.rule == .unknownTimeZone)
+            #expect(error.detail.contains("not an IANA time zone identifier"))
+        }
+    }
+
+    @Test func commandContextRejectsUnknownZoneAndExtremeYears() throws {
+        let reader = ReaderID()
+        let event = ReadingEvent.bookLiked(BookLiked(book: BookID()))
+        let now = Timestamp(iso8601: "2026-03-01T12:00:00Z")!
+        #expect(try CommandContext(reader: reader, occurredAt: now, timeZone: "Asia/Seoul").envelopes(for: [event]).count == 1)
+        do { _ = try CommandContext(reader: reader, occurredAt: now, timeZone: "Nowhere/City").envelopes(for: [event]); Issue.record("accepted") } catch {
+            #expect(error.field == "timeZone" && error.rule == .unknownTimeZone)
+        }
+        for text in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"] {
+            do {
+                _ = try CommandContext(reader: reader, occurredAt: Timestamp(iso8601: text)!, timeZone: "UTC").envelopes(for: [event])
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error.field == "occurredAt" && error.rule == .outOfRange)
+            }
+        }
+    }
+
+    @Test func derivedEventIDsAreDistinctAndStable() {
+        let context = CommandContext(reader: ReaderID(), occurredAt: Timestamp(microseconds: 0), timeZone: "UTC")
+        let ids = (0..<300).map { context.eventID(at: $0) }
+        #expect(Set(ids).count == 300)
+        #expect(ids[0] == context.commandID)
+        #expect(context.eventID(at: 7) == context.eventID(at: 7))
+    }
+
+    @Test func localDateArithmetic() throws {
+        #expect(LocalDate(dayNumber: 0).description == "1970-01-01")
+        #expect(try LocalDate(iso: "2024-02-29").adding(days: 1).description == "2024-03-01")
+        #expect(try LocalDate(iso: "2026-12-31").dayNumber - (try LocalDate(iso: "2026-01-01").dayNumber) == 364)
+        for n in stride(from: -719_162, through: 2_932_896, by: 997) {   // 0001-01-01 ... 9999-12-31
+            let date = LocalDate(dayNumber: n)
+            #expect(date.dayNumber == n)
+            #expect(try LocalDate(iso: date.description) == date)
+        }
+        do { _ = try LocalDate(iso: "2026-02-29", field: "targetDate"); Issue.record("accepted") } catch {
+            #expect(error.field == "targetDate" && error.rule == .outOfRange)
+        }
+    }
+
+    @Test func timestampISOFormsRoundTrip() {
+        let t = Timestamp(iso8601: "2026-03-01T23:50:00+09:00")!
+        #expect(t.description == "2026-03-01T14:50:00.000000Z")
+        #expect(Timestamp(iso8601: t.description) == t)
+        #expect(Timestamp(iso8601: "1969-12-31T23:59:59.5Z")!.microseconds == -500_000)
+        #expect(Timestamp(iso8601: "2026-03-01 12:00:00Z") == nil)
+        #expect(Timestamp(iso8601: "2026-13-01T12:00:00Z") == nil)
+        var rng = SplitMix64(seed: 7)
+        for _ in 0..<2000 {
+            let t = Timestamp(microseconds: Int64(bitPattern: rng.next()) % 50_000_000_000_000_000)
+            #expect(Timestamp(iso8601: t.description) == t)
+        }
+    }
+}
+
+/// A small seeded generator so every randomized test is reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
