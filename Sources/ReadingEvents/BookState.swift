@@ -33,8 +33,11 @@ public struct BookState: Hashable, Sendable {
     public private(set) var status: ReadingStatus = .wantToRead
     /// The active goal, if any.
     public private(set) var goal: Goal?
+    /// The page marks of the current read-through, in the order they happened.
+    public private(set) var timeline = PageTimeline()
     /// The page reached in the current read-through.
-    public private(set) var position = 0
+    public var position: Int { timeline.position }
+    private var sequence: UInt64 = 0
     /// The current read-through: 1 for the first reading, 2 for the first re-read, ...
     public private(set) var readThrough = 1
     /// Whether the current read-through is finished.
@@ -55,10 +58,10 @@ public struct BookState: Hashable, Sendable {
     /// A fresh state: the book was never added.
     public init() {}
 
-    /// The state after `events`, in order.
-    public init(events: some Sequence<ReadingEvent>) {
+    /// The state after `envelopes`, in log order.
+    public init(envelopes: some Sequence<EventEnvelope>) {
         self.init()
-        for event in events { apply(event) }
+        for envelope in envelopes { apply(envelope.event, occurredAt: envelope.occurredAt) }
     }
 
     /// A UUID used as a set key regardless of which kind of identifier it came from.
@@ -67,8 +70,9 @@ public struct BookState: Hashable, Sendable {
         init<T>(_ id: TaggedID<T>) { bytes = id.bytes }
     }
 
-    /// Folds one event of this book's stream into the state.
-    public mutating func apply(_ event: ReadingEvent) {
+    /// Folds one event of this book's stream, which happened at `occurredAt`, into the state.
+    public mutating func apply(_ event: ReadingEvent, occurredAt: Timestamp) {
+        sequence += 1
         switch event {
         case .bookAdded(let e):
             book = e.book; isInLibrary = true; isRemoved = false; metadata = e.metadata
@@ -86,12 +90,12 @@ public struct BookState: Hashable, Sendable {
         case .goalDeleted:
             goal = nil
         case .pagesRead(let e):
-            position = e.position
+            timeline.insert(.init(occurredAt: occurredAt, sequence: sequence, position: e.position, isCorrection: false))
             if status != .finished { status = .reading }
         case .progressCorrected(let e):
-            position = e.position
+            timeline.insert(.init(occurredAt: occurredAt, sequence: sequence, position: e.position, isCorrection: true))
         case .readThroughStarted(let e):
-            readThrough = e.readThrough; position = 0; isFinished = false; status = .reading
+            readThrough = e.readThrough; timeline = PageTimeline(); isFinished = false; status = .reading
         case .sessionStarted(let e):
             openSessions[e.session] = .running; usedIDs.insert(UUIDKey(e.session))
         case .sessionPaused(let e):
@@ -100,7 +104,9 @@ public struct BookState: Hashable, Sendable {
             if openSessions[e.session] != nil { openSessions[e.session] = .running }
         case .sessionFinished(let e):
             openSessions[e.session] = nil
-            if let end = e.endPosition, end >= position { position = end }
+            if let end = e.endPosition {
+                timeline.insert(.init(occurredAt: occurredAt, sequence: sequence, position: end, isCorrection: false))
+            }
         case .sessionDiscarded(let e):
             openSessions[e.session] = nil
         case .bookFinished:

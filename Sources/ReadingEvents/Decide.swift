@@ -1,10 +1,14 @@
 extension BookCommand {
-    /// Decides which events `self` produces for `book` in `state`, or why it is rejected.
+    /// Decides which events `self` produces for `book` in `state`, when the action happened at
+    /// `occurredAt`, or why it is rejected.
     ///
     /// Pure: the same command on the same state always gives the same result. Rejections name the
     /// field and the rule (see ``ValidationRule``). A command that changes nothing (liking a liked
     /// book, recording the page already reached) returns no events.
-    public func decide(for book: BookID, in state: BookState) throws(ValidationError) -> [ReadingEvent] {
+    ///
+    /// Page records may be back-dated: a record at an earlier instant must fit between the
+    /// positions recorded before and after it (see ``PageTimeline``).
+    public func decide(for book: BookID, in state: BookState, at occurredAt: Timestamp) throws(ValidationError) -> [ReadingEvent] {
         if case .addBook(let metadata, let status) = self {
             guard !state.isInLibrary else {
                 throw ValidationError(field: "book", rule: .bookAlreadyAdded, detail: "book \(book) is already in the library")
@@ -72,17 +76,15 @@ extension BookCommand {
         case .recordPages(let position):
             try Self.checkNotFinished(state, book)
             try Self.checkPosition(position, field: "position", pageCount: pageCount)
-            guard position >= state.position else {
-                throw ValidationError(field: "position", rule: .notBackward,
-                                      detail: "position \(position) is below the position \(state.position) already reached; use correctProgress to move back")
-            }
-            guard position > state.position else { return [] }
+            try Self.checkFits(position, field: "position", at: occurredAt, in: state)
+            guard position > state.timeline.position(before: occurredAt) else { return [] }
             return [.pagesRead(PagesRead(book: book, position: position))]
         case .correctProgress(let position):
             try Self.checkPosition(position, field: "position", pageCount: pageCount)
-            guard position < state.position else {
+            let current = state.timeline.position(before: occurredAt)
+            guard position < current else {
                 throw ValidationError(field: "position", rule: .notBackward,
-                                      detail: "a correction moves back: \(position) is not below the current position \(state.position)")
+                                      detail: "a correction moves back: \(position) is not below the current position \(current)")
             }
             return [.progressCorrected(ProgressCorrected(book: book, position: position))]
         case .startReadThrough:
@@ -116,10 +118,7 @@ extension BookCommand {
             }
             if let end = endPosition {
                 try Self.checkPosition(end, field: "endPosition", pageCount: pageCount)
-                guard end >= state.position else {
-                    throw ValidationError(field: "endPosition", rule: .notBackward,
-                                          detail: "end position \(end) is below the position \(state.position) already reached")
-                }
+                try Self.checkFits(end, field: "endPosition", at: occurredAt, in: state)
             }
             return [.sessionFinished(SessionFinished(session: session, book: book, endPosition: endPosition, durationSeconds: duration))]
         case .discardSession(let session):
@@ -189,6 +188,20 @@ extension BookCommand {
         guard !state.isFinished else {
             throw ValidationError(field: "book", rule: .bookFinished,
                                   detail: "book \(book) is finished; start a new read-through to record pages")
+        }
+    }
+
+    /// A page record at `instant` must not fall below what was reached before it, nor exceed a
+    /// page record made later in time (a back-dated record slots in between).
+    private static func checkFits(_ position: Int, field: String, at instant: Timestamp, in state: BookState) throws(ValidationError) {
+        let before = state.timeline.position(before: instant)
+        guard position >= before else {
+            throw ValidationError(field: field, rule: .notBackward,
+                                  detail: "\(field) \(position) is below the position \(before) already reached; use correctProgress to move back")
+        }
+        if let later = state.timeline.firstRecord(after: instant), position > later.position {
+            throw ValidationError(field: field, rule: .notBackward,
+                                  detail: "\(field) \(position) is above the position \(later.position) recorded later, at \(later.occurredAt)")
         }
     }
 

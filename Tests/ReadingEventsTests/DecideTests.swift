@@ -6,6 +6,8 @@ struct BookWorld {
     let book = BookID()
     var state = BookState()
     var events: [ReadingEvent] = []
+    /// The instant of the next command: one hour after the previous one, unless set.
+    var clock = Timestamp(iso8601: "2026-03-01T09:00:00+09:00")!
 
     static let metadata = BookMetadata(
         title: "채식주의자", authors: "한강 (지은이)", publisher: "창비",
@@ -14,10 +16,12 @@ struct BookWorld {
         categoryPath: "국내도서>소설/시/희곡>한국소설>2000년대 이후 한국소설")
 
     @discardableResult
-    mutating func run(_ command: BookCommand) throws(ValidationError) -> [ReadingEvent] {
-        let produced = try command.decide(for: book, in: state)
-        for event in produced { state.apply(event) }
+    mutating func run(_ command: BookCommand, at instant: Timestamp? = nil) throws(ValidationError) -> [ReadingEvent] {
+        let at = instant ?? clock.adding(seconds: 3600)
+        let produced = try command.decide(for: book, in: state, at: at)
+        for event in produced { state.apply(event, occurredAt: at) }
         events += produced
+        if instant == nil { clock = at }
         return produced
     }
 
@@ -432,5 +436,40 @@ struct ReaderDecideTests {
                 #expect(error.rule == (nickname.isEmpty ? .empty : .tooLong))
             }
         }
+    }
+}
+
+@Suite("Decide: back-dated records")
+struct BackDatedDecideTests {
+    static func at(_ text: String) -> Timestamp { Timestamp(iso8601: text)! }
+
+    @Test func backDatedRecordFitsBetweenItsNeighbours() throws {
+        var world = BookWorld.added()
+        try world.run(.recordPages(position: 10), at: Self.at("2026-03-01T21:00:00+09:00"))
+        try world.run(.recordPages(position: 40), at: Self.at("2026-03-03T21:00:00+09:00"))
+        let events = try world.run(.recordPages(position: 25), at: Self.at("2026-03-02T21:00:00+09:00"))
+        #expect(events == [.pagesRead(PagesRead(book: world.book, position: 25))])
+        #expect(world.state.position == 40)
+        #expect(world.state.timeline.credits == [10, 15, 15])
+    }
+
+    @Test func backDatedRecordAboveALaterRecordIsRejected() throws {
+        var world = BookWorld.added()
+        try world.run(.recordPages(position: 10), at: Self.at("2026-03-01T21:00:00+09:00"))
+        try world.run(.recordPages(position: 40), at: Self.at("2026-03-03T21:00:00+09:00"))
+        var later = world
+        later.clock = Self.at("2026-03-02T20:00:00+09:00")
+        expectRejected(later, .recordPages(position: 45), field: "position", rule: .notBackward, containing: "above the position 40 recorded later")
+        expectRejected(later, .recordPages(position: 5), field: "position", rule: .notBackward, containing: "below the position 10 already reached")
+    }
+
+    @Test func correctionClampsEarlierMarks() throws {
+        var world = BookWorld.added()
+        try world.run(.recordPages(position: 10), at: Self.at("2026-03-01T21:00:00+09:00"))
+        try world.run(.recordPages(position: 30), at: Self.at("2026-03-02T21:00:00+09:00"))
+        try world.run(.recordPages(position: 40), at: Self.at("2026-03-04T21:00:00+09:00"))
+        try world.run(.correctProgress(position: 10), at: Self.at("2026-03-02T22:00:00+09:00"))
+        #expect(world.state.timeline.credits == [10, 0, 0, 30])
+        #expect(world.state.position == 40)
     }
 }

@@ -1,3 +1,0 @@
-import ReadingEvents
-/// Placeholder until the folds land.
-enum ProjectionsPlaceholder {}

@@ -1,0 +1,254 @@
+import ReadingEvents
+
+/// One page record of a book as the views see it: where the reader got to, when, and how many
+/// pages it credits to its reading day once back-dated entries and corrections are taken into
+/// account.
+///
+/// `Sendable`: plain values.
+public struct PageEntry: Hashable, Sendable {
+    /// Whether the entry moved forward (a page record, a session's end position) or was an
+    /// explicit correction backward.
+    public enum Kind: UInt8, Sendable, Hashable { case read = 0, correction = 1 }
+    /// The log position of the event (orders entries that share an instant).
+    public var logPosition: UInt64
+    /// When the reading happened.
+    public var occurredAt: Timestamp
+    /// Its reading day (local, day-start hour applied).
+    public var day: LocalDate
+    /// Its time-of-day bucket.
+    public var bucket: TimeOfDay
+    /// The read-through it belongs to (1 for the first reading).
+    public var readThrough: Int
+    /// The position stated by the event.
+    public var position: Int
+    /// Read or correction.
+    public var kind: Kind
+    /// The position after later corrections clamp it.
+    public var effective: Int
+    /// Pages credited to ``day`` after corrections: never negative.
+    public var credited: Int
+}
+
+/// A timed reading session.
+///
+/// `Sendable`: plain values.
+public struct SessionRecord: Hashable, Sendable {
+    /// The session.
+    public var session: SessionID
+    /// When the timer started.
+    public var startedAt: Timestamp
+    /// The zone it ran in.
+    public var timeZone: ZoneID
+    /// Closed intervals of reading (pauses excluded), each [start, end).
+    public var intervals: [ClosedInterval]
+    /// When the running interval began; `nil` when paused or ended.
+    public var runningSince: Timestamp?
+    /// Whether the timer ended (finished); open sessions are started and never stopped.
+    public var isFinished: Bool
+    /// The duration the host reported when it finished the session.
+    public var reportedSeconds: Int?
+    /// The end position the reader gave.
+    public var endPosition: Int?
+
+    /// A reading interval.
+    public struct ClosedInterval: Hashable, Sendable {
+        /// Start, inclusive.
+        public var start: Timestamp
+        /// End, exclusive.
+        public var end: Timestamp
+    }
+
+    /// Seconds of reading measured from the intervals.
+    public var measuredSeconds: Int { intervals.reduce(0) { $0 + Int($1.end.seconds - $1.start.seconds) } }
+}
+
+/// A collected sentence or a memo, as the book detail shows it.
+///
+/// `Sendable`: plain values.
+public struct TextNote: Hashable, Sendable {
+    /// The sentence's or memo's identifier (as a UUID).
+    public var id: UUIDBox
+    /// The text, latest edit.
+    public var text: String
+    /// The page, if given.
+    public var page: Int?
+    /// When it was first written.
+    public var createdAt: Timestamp
+    /// When it was last edited.
+    public var editedAt: Timestamp
+}
+
+/// A UUID of any identifier kind, comparable by bytes.
+///
+/// `Sendable`: a value type.
+public struct UUIDBox: Hashable, Sendable, Comparable {
+    /// The 16 bytes.
+    public var bytes: [UInt8]
+    /// Wraps an identifier.
+    public init<T>(_ id: TaggedID<T>) { bytes = id.bytes }
+    /// Wraps raw bytes.
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+    /// Orders by bytes.
+    public static func < (l: UUIDBox, r: UUIDBox) -> Bool { l.bytes.lexicographicallyPrecedes(r.bytes) }
+}
+
+/// Whether a goal was met: finished on or before its target date.
+///
+/// `Sendable`: plain values.
+public struct GoalOutcome: Hashable, Sendable {
+    /// The goal's target date.
+    public var targetDate: LocalDate
+    /// The day the book was finished.
+    public var finishedOn: LocalDate
+    /// `finishedOn <= targetDate`.
+    public var met: Bool { finishedOn <= targetDate }
+}
+
+/// Everything the views know about one book of one reader. It is the unit the store persists
+/// per book; its size grows with that book's own history, never with the reader's.
+///
+/// `Sendable`: a value type.
+public struct BookView: Hashable, Sendable {
+    /// The reader.
+    public var reader: ReaderID
+    /// The book.
+    public var book: BookID
+    /// The latest metadata.
+    public var metadata: BookMetadata
+    /// The library status.
+    public var status: ReadingStatus
+    /// In the library now (false once removed).
+    public var inLibrary: Bool
+    /// When it was added.
+    public var addedAt: Timestamp
+    /// The latest activity on the book (any event), for "recent activity" sorting.
+    public var lastActivity: Timestamp
+    /// The active goal.
+    public var goal: BookState.Goal?
+    /// The outcome of the last goal that ended in a finish.
+    public var goalOutcome: GoalOutcome?
+    /// The current read-through (1 = first reading).
+    public var readThrough: Int
+    /// Page entries of every read-through, in (instant, log position) order per read-through.
+    public var entries: [PageEntry]
+    /// Finish days, one per finished read-through, in order.
+    public var finishes: [LocalDate]
+    /// Whether the current read-through is finished.
+    public var isFinished: Bool
+    /// Collected sentences, in order of collection.
+    public var sentences: [TextNote]
+    /// Memos, in order of writing.
+    public var memos: [TextNote]
+    /// Timed sessions, in order of start; open ones have `isFinished == false`.
+    public var sessions: [SessionRecord]
+    /// The rating.
+    public var rating: Rating?
+    /// Whether the reader likes it.
+    public var liked: Bool
+    /// When it was last liked (for ordering the liked shelf).
+    public var likedAt: Timestamp?
+
+    /// The effective position reached in the current read-through.
+    public var position: Int {
+        entries.last(where: { $0.readThrough == readThrough })?.effective ?? 0
+    }
+
+    /// Pages credited in the current read-through.
+    public var pagesReadThisReadThrough: Int {
+        entries.reduce(0) { $0 + ($1.readThrough == readThrough ? $1.credited : 0) }
+    }
+}
+
+/// Pages and reading seconds of one day (or one book on one day).
+///
+/// `Sendable`: two integers.
+public struct DayTotal: Hashable, Sendable {
+    /// Pages credited.
+    public var pages: Int
+    /// Seconds of timed reading.
+    public var seconds: Int
+    /// A total.
+    public init(pages: Int = 0, seconds: Int = 0) { self.pages = pages; self.seconds = seconds }
+    /// Whether the day counts as a reading day: at least one page or one second of timed reading.
+    public var isReadingDay: Bool { pages > 0 || seconds > 0 }
+    /// Whether there is nothing recorded.
+    public var isZero: Bool { pages == 0 && seconds == 0 }
+}
+
+/// A calendar month.
+///
+/// `Sendable`: two integers.
+public struct YearMonth: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The year.
+    public var year: Int
+    /// The month, 1 ... 12.
+    public var month: Int
+    /// A month.
+    public init(year: Int, month: Int) { self.year = year; self.month = month }
+    /// The month of a date.
+    public init(_ date: LocalDate) { year = date.year; month = date.month }
+    /// `YYYY-MM`.
+    public var description: String { String(LocalDate(dayNumber: (try? LocalDate(year: year, month: month, day: 1))?.dayNumber ?? 0).description.prefix(7)) }
+    /// Orders by time.
+    public static func < (l: YearMonth, r: YearMonth) -> Bool { (l.year, l.month) < (r.year, r.month) }
+    /// The month after.
+    public var next: YearMonth { month == 12 ? YearMonth(year: year + 1, month: 1) : YearMonth(year: year, month: month + 1) }
+}
+
+/// Pages read and books finished in one month.
+///
+/// `Sendable`: two integers.
+public struct MonthTotal: Hashable, Sendable {
+    /// Pages credited to days of the month.
+    public var pages: Int
+    /// Finishes whose finish day falls in the month (a re-read finished again counts again).
+    public var finishes: Int
+    /// A total.
+    public init(pages: Int = 0, finishes: Int = 0) { self.pages = pages; self.finishes = finishes }
+}
+
+/// Pages and seconds per time-of-day bucket.
+///
+/// `Sendable`: arrays of integers.
+public struct BucketTotals: Hashable, Sendable {
+    /// Pages per bucket, indexed by ``TimeOfDay/rawValue``.
+    public var pages: [Int] = [0, 0, 0, 0]
+    /// Seconds per bucket, indexed by ``TimeOfDay/rawValue``.
+    public var seconds: [Int] = [0, 0, 0, 0]
+    /// Empty totals.
+    public init() {}
+}
+
+/// A run of consecutive reading days, both ends inclusive.
+///
+/// `Sendable`: two dates.
+public struct StreakRun: Hashable, Sendable {
+    /// The first day.
+    public var start: LocalDate
+    /// The last day.
+    public var end: LocalDate
+    /// Days in the run.
+    public var length: Int { start.days(until: end) + 1 }
+    /// A run.
+    public init(start: LocalDate, end: LocalDate) { self.start = start; self.end = end }
+}
+
+/// What the views keep about a reader besides books and totals.
+///
+/// `Sendable`: a value type.
+public struct ReaderView: Hashable, Sendable {
+    /// The nickname, once set.
+    public var nickname: String?
+    /// The profile image file name.
+    public var imageFileName: String?
+    /// The app theme.
+    public var theme: Theme?
+    /// The reader's own home-list order.
+    public var homeOrder: [BookID] = []
+    /// Events of types this build does not know, skipped by the views.
+    public var unknownEvents: Int = 0
+    /// All events folded for this reader.
+    public var eventCount: Int = 0
+    /// An empty reader.
+    public init() {}
+}

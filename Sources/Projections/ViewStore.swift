@@ -1,0 +1,60 @@
+import ReadingEvents
+
+/// Where the views live: keyed records that a fold reads and writes one at a time, so the cost of
+/// folding one event depends on what the event touches, never on the length of the history.
+///
+/// ``InMemoryViewStore`` implements it for tests and rebuilds; the LMDB store implements it inside
+/// its write transaction, so views are written in the same transaction as the events they fold.
+/// Every method is scoped to one reader.
+public protocol ViewStore {
+    /// The view of one book, if the reader ever added it.
+    func bookView(reader: ReaderID, book: BookID) throws -> BookView?
+    /// Stores the view of one book.
+    mutating func putBookView(_ view: BookView) throws
+    /// Every book view of the reader, in book-ID order.
+    func bookViews(reader: ReaderID) throws -> [BookView]
+
+    /// The totals of one day (zero when nothing was read).
+    func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal
+    /// Stores one day's totals; a zero total removes the day.
+    mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws
+    /// Days with a non-zero total in `range`, in order.
+    func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)]
+
+    /// The totals of one book on one day.
+    func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal
+    /// Stores one book's totals on one day; zero removes it.
+    mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws
+    /// One book's non-zero days in `range`, in order.
+    func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)]
+
+    /// The totals of one month.
+    func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal
+    /// Stores one month's totals; zero removes it.
+    mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws
+    /// Months with a non-zero total in `range`, in order.
+    func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)]
+
+    /// The reader's time-of-day totals.
+    func bucketTotals(reader: ReaderID) throws -> BucketTotals
+    /// Stores the reader's time-of-day totals.
+    mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws
+
+    /// The streak run with the latest start on or before `day`, if any.
+    func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun?
+    /// The streak run starting exactly on `day`, if any.
+    func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun?
+    /// Stores a run (keyed by its start).
+    mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws
+    /// Removes the run starting on `start`.
+    mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws
+    /// Every run of the reader, in order.
+    func streakRuns(reader: ReaderID) throws -> [StreakRun]
+
+    /// The reader's own record.
+    func readerView(reader: ReaderID) throws -> ReaderView?
+    /// Stores the reader's own record.
+    mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws
+    /// Every reader with a record, in ID order.
+    func readers() throws -> [ReaderID]
+}
