@@ -67,6 +67,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ProjectionsTests",
+            dependencies: ["Projections", "ReadingEvents"]
+        ),
+        .testTarget(
             name: "EventStoreLMDBTests",
             dependencies: ["EventStoreLMDB", "store-test-helper"]
         ),

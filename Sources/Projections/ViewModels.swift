@@ -96,8 +96,10 @@ public struct UUIDBox: Hashable, Sendable, Comparable {
 ///
 /// `Sendable`: plain values.
 public struct GoalOutcome: Hashable, Sendable {
+    /// The goal that ended (restored if the finish is undone).
+    public var goal: BookState.Goal
     /// The goal's target date.
-    public var targetDate: LocalDate
+    public var targetDate: LocalDate { goal.targetDate }
     /// The day the book was finished.
     public var finishedOn: LocalDate
     /// `finishedOn <= targetDate`.

@@ -11,6 +11,10 @@ public struct BookState: Hashable, Sendable {
         public var targetDate: LocalDate
         /// The reader's theme for it.
         public var theme: Theme?
+        /// Creates a goal.
+        public init(startDate: LocalDate, targetDate: LocalDate, theme: Theme?) {
+            self.startDate = startDate; self.targetDate = targetDate; self.theme = theme
+        }
     }
 
     /// Whether a timed session is running or paused.
@@ -33,6 +37,8 @@ public struct BookState: Hashable, Sendable {
     public private(set) var status: ReadingStatus = .wantToRead
     /// The active goal, if any.
     public private(set) var goal: Goal?
+    /// The goal that the latest finish ended, restored when the finish is undone.
+    public private(set) var goalEndedByFinish: Goal?
     /// The page marks of the current read-through, in the order they happened.
     public private(set) var timeline = PageTimeline()
     /// The page reached in the current read-through.
@@ -110,9 +116,9 @@ public struct BookState: Hashable, Sendable {
         case .sessionDiscarded(let e):
             openSessions[e.session] = nil
         case .bookFinished:
-            isFinished = true; status = .finished; goal = nil
+            isFinished = true; status = .finished; goalEndedByFinish = goal; goal = nil
         case .finishUndone:
-            isFinished = false; status = .reading
+            isFinished = false; status = .reading; goal = goalEndedByFinish; goalEndedByFinish = nil
         case .sentenceCollected(let e):
             sentences.insert(e.sentence); usedIDs.insert(UUIDKey(e.sentence))
         case .sentenceEdited:

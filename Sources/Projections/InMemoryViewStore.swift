@@ -1,0 +1,70 @@
+import ReadingEvents
+
+/// The views held in dictionaries: for tests of the folds, and for folding a log in memory.
+///
+/// `Sendable`: a value type of Sendable collections.
+public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
+    struct BookKey: Hashable, Sendable { var reader: ReaderID; var book: BookID }
+    struct BookDayKey: Hashable, Sendable { var reader: ReaderID; var book: BookID; var day: LocalDate }
+    struct DayKey: Hashable, Sendable { var reader: ReaderID; var day: LocalDate }
+    struct MonthKey: Hashable, Sendable { var reader: ReaderID; var month: YearMonth }
+
+    var books: [BookKey: BookView] = [:]
+    var days: [DayKey: DayTotal] = [:]
+    var bookDays: [BookDayKey: DayTotal] = [:]
+    var months: [MonthKey: MonthTotal] = [:]
+    var buckets: [ReaderID: BucketTotals] = [:]
+    var runs: [ReaderID: [LocalDate: StreakRun]] = [:]
+    var readerViews: [ReaderID: ReaderView] = [:]
+
+    /// An empty store.
+    public init() {}
+
+    public func bookView(reader: ReaderID, book: BookID) -> BookView? { books[BookKey(reader: reader, book: book)] }
+    public mutating func putBookView(_ view: BookView) { books[BookKey(reader: view.reader, book: view.book)] = view }
+    public func bookViews(reader: ReaderID) -> [BookView] {
+        books.values.filter { $0.reader == reader }.sorted { $0.book < $1.book }
+    }
+
+    public func dayTotal(reader: ReaderID, day: LocalDate) -> DayTotal { days[DayKey(reader: reader, day: day)] ?? DayTotal() }
+    public mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) {
+        days[DayKey(reader: reader, day: day)] = total.isZero ? nil : total
+    }
+    public func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) -> [(LocalDate, DayTotal)] {
+        days.filter { $0.key.reader == reader && range.contains($0.key.day) }.map { ($0.key.day, $0.value) }.sorted { $0.0 < $1.0 }
+    }
+
+    public func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) -> DayTotal {
+        bookDays[BookDayKey(reader: reader, book: book, day: day)] ?? DayTotal()
+    }
+    public mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) {
+        bookDays[BookDayKey(reader: reader, book: book, day: day)] = total.isZero ? nil : total
+    }
+    public func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) -> [(LocalDate, DayTotal)] {
+        bookDays.filter { $0.key.reader == reader && $0.key.book == book && range.contains($0.key.day) }
+            .map { ($0.key.day, $0.value) }.sorted { $0.0 < $1.0 }
+    }
+
+    public func monthTotal(reader: ReaderID, month: YearMonth) -> MonthTotal { months[MonthKey(reader: reader, month: month)] ?? MonthTotal() }
+    public mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) {
+        months[MonthKey(reader: reader, month: month)] = total == MonthTotal() ? nil : total
+    }
+    public func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) -> [(YearMonth, MonthTotal)] {
+        months.filter { $0.key.reader == reader && range.contains($0.key.month) }.map { ($0.key.month, $0.value) }.sorted { $0.0 < $1.0 }
+    }
+
+    public func bucketTotals(reader: ReaderID) -> BucketTotals { buckets[reader] ?? BucketTotals() }
+    public mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) { buckets[reader] = totals }
+
+    public func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) -> StreakRun? {
+        runs[reader]?.values.filter { $0.start <= day }.max { $0.start < $1.start }
+    }
+    public func streakRun(reader: ReaderID, startingOn day: LocalDate) -> StreakRun? { runs[reader]?[day] }
+    public mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) { runs[reader, default: [:]][run.start] = run }
+    public mutating func removeStreakRun(reader: ReaderID, start: LocalDate) { runs[reader]?[start] = nil }
+    public func streakRuns(reader: ReaderID) -> [StreakRun] { (runs[reader] ?? [:]).values.sorted { $0.start < $1.start } }
+
+    public func readerView(reader: ReaderID) -> ReaderView? { readerViews[reader] }
+    public mutating func putReaderView(reader: ReaderID, _ view: ReaderView) { readerViews[reader] = view }
+    public func readers() -> [ReaderID] { readerViews.keys.sorted() }
+}

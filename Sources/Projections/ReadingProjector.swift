@@ -1,0 +1,272 @@
+import ReadingEvents
+
+/// Folds events into every view: the one `apply` that incremental appends and rebuilds share.
+///
+/// Pure: no I/O, no clock, no randomness. Each event reads and writes only the records it touches
+/// (its book, the days and months its pages and minutes land on, the reader's buckets and streak
+/// runs), so the cost of one event does not grow with the length of the history. Unknown event
+/// types are counted and skipped.
+///
+/// Not `Sendable`: its ``LocalClock`` caches zone offsets; give each fold its own projector.
+public struct ReadingProjector {
+    /// The clock that puts instants on reading days and in time-of-day buckets.
+    public let clock: LocalClock
+
+    /// A projector whose reading days start at `dayStartHour` (default midnight).
+    public init(dayStartHour: Int = 0) { clock = LocalClock(dayStartHour: dayStartHour) }
+
+    /// Folds one stored event into the views in `store`.
+    public func apply(_ envelope: EventEnvelope, to store: inout some ViewStore) throws {
+        let readerID = envelope.reader
+        var reader = try store.readerView(reader: readerID) ?? ReaderView()
+        reader.eventCount += 1
+        var deltas = Deltas()
+        let at = envelope.occurredAt
+
+        switch envelope.event {
+        case .unknown:
+            reader.unknownEvents += 1
+        case .homeOrderSet(let e):
+            reader.homeOrder = e.books
+        case .profileUpdated(let e):
+            reader.nickname = e.nickname; reader.imageFileName = e.imageFileName; reader.theme = e.theme
+        case .bookAdded(let e):
+            if var view = try store.bookView(reader: readerID, book: e.book) {
+                view.metadata = e.metadata; view.status = e.status; view.inLibrary = true
+                view.lastActivity = max(view.lastActivity, at)
+                try store.putBookView(view)
+            } else {
+                try store.putBookView(BookView(
+                    reader: readerID, book: e.book, metadata: e.metadata, status: e.status, inLibrary: true,
+                    addedAt: at, lastActivity: at, goal: nil, goalOutcome: nil, readThrough: 1, entries: [],
+                    finishes: [], isFinished: false, sentences: [], memos: [], sessions: [], rating: nil,
+                    liked: false, likedAt: nil))
+            }
+        case .metadataCorrected, .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted, .pagesRead,
+             .progressCorrected, .readThroughStarted, .sessionStarted, .sessionPaused, .sessionResumed,
+             .sessionFinished, .sessionDiscarded, .bookFinished, .finishUndone, .sentenceCollected, .sentenceEdited,
+             .sentenceRemoved, .memoWritten, .memoEdited, .memoRemoved, .ratingSet, .ratingCleared, .bookLiked,
+             .bookUnliked:
+            // Every stored book event follows its BookAdded (the decide step guarantees it); an
+            // orphan (a hand-made import) is counted and otherwise skipped.
+            guard let book = envelope.event.book, var view = try store.bookView(reader: readerID, book: book) else { break }
+            view.lastActivity = max(view.lastActivity, at)
+            fold(envelope, into: &view, deltas: &deltas)
+            try store.putBookView(view)
+        }
+        try store.putReaderView(reader: readerID, reader)
+        try apply(deltas, reader: readerID, to: &store)
+    }
+
+    // MARK: Book fold
+
+    private func fold(_ envelope: EventEnvelope, into view: inout BookView, deltas: inout Deltas) {
+        let at = envelope.occurredAt
+        let zone = envelope.timeZone
+        switch envelope.event {
+        case .metadataCorrected(let e):
+            view.metadata = e.metadata
+        case .bookRemoved:
+            view.inLibrary = false; view.goal = nil
+        case .statusChanged(let e):
+            view.status = e.status
+        case .goalSet(let e):
+            view.goal = BookState.Goal(startDate: e.startDate, targetDate: e.targetDate, theme: e.theme)
+        case .goalChanged(let e):
+            view.goal?.targetDate = e.targetDate; view.goal?.theme = e.theme
+        case .goalDeleted:
+            view.goal = nil
+        case .pagesRead(let e):
+            addMark(position: e.position, isCorrection: false, envelope, to: &view, deltas: &deltas)
+            if view.status != .finished { view.status = .reading }
+        case .progressCorrected(let e):
+            addMark(position: e.position, isCorrection: true, envelope, to: &view, deltas: &deltas)
+        case .readThroughStarted(let e):
+            view.readThrough = e.readThrough; view.isFinished = false; view.status = .reading
+        case .sessionStarted(let e):
+            view.sessions.append(SessionRecord(session: e.session, startedAt: at, timeZone: zone, intervals: [],
+                                               runningSince: at, isFinished: false, reportedSeconds: nil, endPosition: nil))
+        case .sessionPaused(let e):
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session }), let since = view.sessions[i].runningSince {
+                view.sessions[i].intervals.append(.init(start: since, end: max(since, at)))
+                view.sessions[i].runningSince = nil
+            }
+        case .sessionResumed(let e):
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) { view.sessions[i].runningSince = at }
+        case .sessionFinished(let e):
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) {
+                if let since = view.sessions[i].runningSince {
+                    view.sessions[i].intervals.append(.init(start: since, end: max(since, at)))
+                    view.sessions[i].runningSince = nil
+                }
+                view.sessions[i].isFinished = true
+                view.sessions[i].reportedSeconds = e.durationSeconds
+                view.sessions[i].endPosition = e.endPosition
+                let sessionZone = view.sessions[i].timeZone
+                for interval in view.sessions[i].intervals {
+                    for piece in clock.split(from: interval.start, to: interval.end, in: sessionZone) {
+                        deltas.add(day: piece.day, bucket: piece.bucket, book: view.book, pages: 0, seconds: piece.seconds)
+                    }
+                }
+            }
+            if let end = e.endPosition {
+                addMark(position: end, isCorrection: false, envelope, to: &view, deltas: &deltas)
+            }
+        case .sessionDiscarded(let e):
+            view.sessions.removeAll { $0.session == e.session }
+        case .bookFinished(let e):
+            view.finishes.append(e.finishedOn)
+            view.isFinished = true; view.status = .finished
+            if let goal = view.goal { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
+            view.goal = nil
+            deltas.finishes[YearMonth(e.finishedOn), default: 0] += 1
+        case .finishUndone:
+            if let last = view.finishes.popLast() {
+                deltas.finishes[YearMonth(last), default: 0] -= 1
+                if let outcome = view.goalOutcome, outcome.finishedOn == last { view.goal = outcome.goal; view.goalOutcome = nil }
+            }
+            view.isFinished = false; view.status = .reading
+        case .sentenceCollected(let e):
+            view.sentences.append(TextNote(id: UUIDBox(e.sentence), text: e.text, page: e.page, createdAt: at, editedAt: at))
+        case .sentenceEdited(let e):
+            if let i = view.sentences.firstIndex(where: { $0.id == UUIDBox(e.sentence) }) {
+                view.sentences[i].text = e.text; view.sentences[i].page = e.page; view.sentences[i].editedAt = at
+            }
+        case .sentenceRemoved(let e):
+            view.sentences.removeAll { $0.id == UUIDBox(e.sentence) }
+        case .memoWritten(let e):
+            view.memos.append(TextNote(id: UUIDBox(e.memo), text: e.text, page: e.page, createdAt: at, editedAt: at))
+        case .memoEdited(let e):
+            if let i = view.memos.firstIndex(where: { $0.id == UUIDBox(e.memo) }) {
+                view.memos[i].text = e.text; view.memos[i].page = e.page; view.memos[i].editedAt = at
+            }
+        case .memoRemoved(let e):
+            view.memos.removeAll { $0.id == UUIDBox(e.memo) }
+        case .ratingSet(let e):
+            view.rating = e.rating
+        case .ratingCleared:
+            view.rating = nil
+        case .bookLiked:
+            view.liked = true; view.likedAt = at
+        case .bookUnliked:
+            view.liked = false; view.likedAt = nil
+        case .bookAdded, .homeOrderSet, .profileUpdated, .unknown:
+            break
+        }
+    }
+
+    /// Inserts a page mark in time order and re-credits the read-through: a back-dated mark or a
+    /// correction changes the credits of its neighbours, and only the differences reach the totals.
+    private func addMark(position: Int, isCorrection: Bool, _ envelope: EventEnvelope, to view: inout BookView, deltas: inout Deltas) {
+        let local = clock.localDateTime(of: envelope.occurredAt, in: envelope.timeZone)
+        let day = clock.localDay(of: envelope.occurredAt, in: envelope.timeZone)
+        let entry = PageEntry(logPosition: envelope.position, occurredAt: envelope.occurredAt, day: day,
+                              bucket: TimeOfDay(hour: local.hour), readThrough: view.readThrough, position: position,
+                              kind: isCorrection ? .correction : .read, effective: position, credited: 0)
+        // Entries are grouped by read-through, each group in (instant, log position) order.
+        let readThrough = view.readThrough
+        var index = view.entries.endIndex
+        while index > view.entries.startIndex {
+            let previous = view.entries[index - 1]
+            if previous.readThrough < readThrough { break }
+            if previous.readThrough == readThrough,
+               (previous.occurredAt, previous.logPosition) <= (entry.occurredAt, entry.logPosition) { break }
+            index -= 1
+        }
+        view.entries.insert(entry, at: index)
+
+        let group = view.entries.indices.filter { view.entries[$0].readThrough == readThrough }
+        var timeline = PageTimeline()
+        for i in group {
+            let e = view.entries[i]
+            timeline.insert(.init(occurredAt: e.occurredAt, sequence: e.logPosition, position: e.position, isCorrection: e.kind == .correction))
+        }
+        let effective = timeline.effectivePositions
+        let credits = timeline.credits
+        for (k, i) in group.enumerated() {
+            let old = i == index ? 0 : view.entries[i].credited
+            view.entries[i].effective = effective[k]
+            view.entries[i].credited = credits[k]
+            let change = credits[k] - old
+            if change != 0 {
+                let e = view.entries[i]
+                deltas.add(day: e.day, bucket: e.bucket, book: view.book, pages: change, seconds: 0)
+            }
+        }
+    }
+
+    // MARK: Totals
+
+    struct Deltas {
+        struct Key: Hashable, Comparable {
+            var day: LocalDate
+            var bucket: TimeOfDay
+            var book: BookID
+            static func < (l: Key, r: Key) -> Bool { (l.day, l.bucket, l.book) < (r.day, r.bucket, r.book) }
+        }
+        var changes: [Key: DayTotal] = [:]
+        var finishes: [YearMonth: Int] = [:]
+
+        mutating func add(day: LocalDate, bucket: TimeOfDay, book: BookID, pages: Int, seconds: Int) {
+            changes[Key(day: day, bucket: bucket, book: book), default: DayTotal()].pages += pages
+            changes[Key(day: day, bucket: bucket, book: book), default: DayTotal()].seconds += seconds
+        }
+    }
+
+    private func apply(_ deltas: Deltas, reader: ReaderID, to store: inout some ViewStore) throws {
+        guard !deltas.changes.isEmpty || !deltas.finishes.isEmpty else { return }
+        var buckets: BucketTotals?
+        var months: [YearMonth: MonthTotal] = [:]
+        for (key, change) in deltas.changes.sorted(by: { $0.key < $1.key }) where !change.isZero {
+            var day = try store.dayTotal(reader: reader, day: key.day)
+            let wasReading = day.isReadingDay
+            day.pages += change.pages; day.seconds += change.seconds
+            try store.putDayTotal(reader: reader, day: key.day, day)
+            if wasReading != day.isReadingDay {
+                if day.isReadingDay { try addReadingDay(key.day, reader: reader, to: &store) }
+                else { try removeReadingDay(key.day, reader: reader, from: &store) }
+            }
+            var bookDay = try store.bookDayTotal(reader: reader, book: key.book, day: key.day)
+            bookDay.pages += change.pages; bookDay.seconds += change.seconds
+            try store.putBookDayTotal(reader: reader, book: key.book, day: key.day, bookDay)
+
+            var totals = try buckets ?? store.bucketTotals(reader: reader)
+            totals.pages[key.bucket.rawValue] += change.pages
+            totals.seconds[key.bucket.rawValue] += change.seconds
+            buckets = totals
+
+            let month = YearMonth(key.day)
+            var monthTotal = try months[month] ?? store.monthTotal(reader: reader, month: month)
+            monthTotal.pages += change.pages
+            months[month] = monthTotal
+        }
+        for (month, count) in deltas.finishes where count != 0 {
+            var monthTotal = try months[month] ?? store.monthTotal(reader: reader, month: month)
+            monthTotal.finishes += count
+            months[month] = monthTotal
+        }
+        if let buckets { try store.putBucketTotals(reader: reader, buckets) }
+        for (month, total) in months.sorted(by: { $0.key < $1.key }) { try store.putMonthTotal(reader: reader, month: month, total) }
+    }
+
+    private func addReadingDay(_ day: LocalDate, reader: ReaderID, to store: inout some ViewStore) throws {
+        let before = day.adding(days: -1)
+        var left = try store.streakRun(reader: reader, startingOnOrBefore: before)
+        if let run = left, run.end != before { left = nil }
+        let right = try store.streakRun(reader: reader, startingOn: day.adding(days: 1))
+        if let right { try store.removeStreakRun(reader: reader, start: right.start) }
+        if var run = left {
+            run.end = right?.end ?? day
+            try store.putStreakRun(reader: reader, run)
+        } else {
+            try store.putStreakRun(reader: reader, StreakRun(start: day, end: right?.end ?? day))
+        }
+    }
+
+    private func removeReadingDay(_ day: LocalDate, reader: ReaderID, from store: inout some ViewStore) throws {
+        guard let run = try store.streakRun(reader: reader, startingOnOrBefore: day), run.end >= day else { return }
+        try store.removeStreakRun(reader: reader, start: run.start)
+        if run.start < day { try store.putStreakRun(reader: reader, StreakRun(start: run.start, end: day.adding(days: -1))) }
+        if day < run.end { try store.putStreakRun(reader: reader, StreakRun(start: day.adding(days: 1), end: run.end)) }
+    }
+}
