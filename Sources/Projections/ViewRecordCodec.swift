@@ -1,0 +1,319 @@
+import ReadingEvents
+
+/// A record that could not be read back: names what was being read and where.
+///
+/// `Sendable`: strings and an integer.
+public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was being decoded ("BookView.entries").
+    public var field: String
+    /// The byte offset where it failed.
+    public var offset: Int
+    /// What was wrong.
+    public var problem: String
+    /// `"<field> at byte <offset>: <problem>"`.
+    public var description: String { "\(field) at byte \(offset): \(problem)" }
+}
+
+/// The compact binary form of the persisted view records: little-endian fixed-width integers,
+/// length-prefixed strings and arrays, a leading format byte per record. Deterministic (the same
+/// view always encodes to the same bytes), so stored views can be compared by digest.
+public enum ViewRecordCodec {
+    /// The record format this build writes and reads.
+    public static let format: UInt8 = 1
+
+    // MARK: Book views
+
+    /// Encodes a book view.
+    public static func encode(_ v: BookView) -> [UInt8] {
+        var w = ByteWriter()
+        w.u8(format)
+        w.bytes16(v.reader.bytes); w.bytes16(v.book.bytes)
+        w.metadata(v.metadata)
+        w.u8(v.status.code); w.bool(v.inLibrary)
+        w.i64(v.addedAt.microseconds); w.i64(v.lastActivity.microseconds)
+        w.optional(v.goal) { w, g in w.goal(g) }
+        w.optional(v.goalOutcome) { w, o in w.goal(o.goal); w.date(o.finishedOn) }
+        w.int(v.readThrough)
+        w.array(v.entries) { w, e in
+            w.u64(e.logPosition); w.i64(e.occurredAt.microseconds); w.date(e.day); w.u8(UInt8(e.bucket.rawValue))
+            w.int(e.readThrough); w.int(e.position); w.u8(e.kind.rawValue); w.int(e.effective); w.int(e.credited)
+        }
+        w.array(v.finishes) { w, d in w.date(d) }
+        w.bool(v.isFinished)
+        w.array(v.sentences) { w, n in w.note(n) }
+        w.array(v.memos) { w, n in w.note(n) }
+        w.array(v.sessions) { w, s in
+            w.bytes16(s.session.bytes); w.i64(s.startedAt.microseconds); w.string(s.timeZone.identifier)
+            w.array(s.intervals) { w, i in w.i64(i.start.microseconds); w.i64(i.end.microseconds) }
+            w.optional(s.runningSince) { w, t in w.i64(t.microseconds) }
+            w.bool(s.isFinished)
+            w.optional(s.reportedSeconds) { w, x in w.int(x) }
+            w.optional(s.endPosition) { w, x in w.int(x) }
+        }
+        w.optional(v.rating) { w, r in w.u8(UInt8(r.quarters)) }
+        w.bool(v.liked)
+        w.optional(v.likedAt) { w, t in w.i64(t.microseconds) }
+        return w.bytes
+    }
+
+    /// Decodes a book view; a typed error for anything malformed.
+    public static func decodeBookView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BookView {
+        var r = ByteReader(Array(bytes), record: "BookView")
+        try r.expectFormat(format)
+        let reader = ReaderID(bytes: try r.bytes16("reader"))!
+        let book = BookID(bytes: try r.bytes16("book"))!
+        let metadata = try r.metadata()
+        let status = try r.status()
+        let inLibrary = try r.bool("inLibrary")
+        let addedAt = Timestamp(microseconds: try r.i64("addedAt"))
+        let lastActivity = Timestamp(microseconds: try r.i64("lastActivity"))
+        let goal = try r.optional("goal") { r throws(ViewDecodingError) in try r.goal() }
+        let outcome = try r.optional("goalOutcome") { r throws(ViewDecodingError) in
+            GoalOutcome(goal: try r.goal(), finishedOn: try r.date("goalOutcome.finishedOn"))
+        }
+        let readThrough = try r.int("readThrough")
+        let entries = try r.array("entries") { r throws(ViewDecodingError) in
+            PageEntry(logPosition: try r.u64("entry.logPosition"), occurredAt: Timestamp(microseconds: try r.i64("entry.occurredAt")),
+                      day: try r.date("entry.day"), bucket: try r.bucket(), readThrough: try r.int("entry.readThrough"),
+                      position: try r.int("entry.position"), kind: try r.entryKind(), effective: try r.int("entry.effective"),
+                      credited: try r.int("entry.credited"))
+        }
+        let finishes = try r.array("finishes") { r throws(ViewDecodingError) in try r.date("finish") }
+        let isFinished = try r.bool("isFinished")
+        let sentences = try r.array("sentences") { r throws(ViewDecodingError) in try r.note() }
+        let memos = try r.array("memos") { r throws(ViewDecodingError) in try r.note() }
+        let sessions = try r.array("sessions") { r throws(ViewDecodingError) in
+            SessionRecord(
+                session: SessionID(bytes: try r.bytes16("session.id"))!,
+                startedAt: Timestamp(microseconds: try r.i64("session.startedAt")),
+                timeZone: ZoneID(unchecked: try r.string("session.timeZone")),
+                intervals: try r.array("session.intervals") { r throws(ViewDecodingError) in
+                    SessionRecord.ClosedInterval(start: Timestamp(microseconds: try r.i64("interval.start")),
+                                                 end: Timestamp(microseconds: try r.i64("interval.end")))
+                },
+                runningSince: try r.optional("session.runningSince") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("session.runningSince")) },
+                isFinished: try r.bool("session.isFinished"),
+                reportedSeconds: try r.optional("session.reportedSeconds") { r throws(ViewDecodingError) in try r.int("session.reportedSeconds") },
+                endPosition: try r.optional("session.endPosition") { r throws(ViewDecodingError) in try r.int("session.endPosition") })
+        }
+        let rating = try r.optional("rating") { r throws(ViewDecodingError) in try r.rating() }
+        let liked = try r.bool("liked")
+        let likedAt = try r.optional("likedAt") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("likedAt")) }
+        try r.expectEnd()
+        return BookView(reader: reader, book: book, metadata: metadata, status: status, inLibrary: inLibrary, addedAt: addedAt,
+                        lastActivity: lastActivity, goal: goal, goalOutcome: outcome, readThrough: readThrough, entries: entries,
+                        finishes: finishes, isFinished: isFinished, sentences: sentences, memos: memos, sessions: sessions,
+                        rating: rating, liked: liked, likedAt: likedAt)
+    }
+
+    // MARK: Small records
+
+    /// Encodes a day total.
+    public static func encode(_ t: DayTotal) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.int(t.pages); w.int(t.seconds); return w.bytes }
+    /// Decodes a day total.
+    public static func decodeDayTotal(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> DayTotal {
+        var r = ByteReader(Array(bytes), record: "DayTotal"); try r.expectFormat(format)
+        let t = DayTotal(pages: try r.int("pages"), seconds: try r.int("seconds")); try r.expectEnd(); return t
+    }
+    /// Encodes a month total.
+    public static func encode(_ t: MonthTotal) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.int(t.pages); w.int(t.finishes); return w.bytes }
+    /// Decodes a month total.
+    public static func decodeMonthTotal(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> MonthTotal {
+        var r = ByteReader(Array(bytes), record: "MonthTotal"); try r.expectFormat(format)
+        let t = MonthTotal(pages: try r.int("pages"), finishes: try r.int("finishes")); try r.expectEnd(); return t
+    }
+    /// Encodes bucket totals.
+    public static func encode(_ t: BucketTotals) -> [UInt8] {
+        var w = ByteWriter(); w.u8(format); for x in t.pages + t.seconds { w.int(x) }; return w.bytes
+    }
+    /// Decodes bucket totals.
+    public static func decodeBucketTotals(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BucketTotals {
+        var r = ByteReader(Array(bytes), record: "BucketTotals"); try r.expectFormat(format)
+        var t = BucketTotals()
+        for i in 0..<4 { t.pages[i] = try r.int("pages") }
+        for i in 0..<4 { t.seconds[i] = try r.int("seconds") }
+        try r.expectEnd(); return t
+    }
+    /// Encodes a streak run.
+    public static func encode(_ run: StreakRun) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.date(run.start); w.date(run.end); return w.bytes }
+    /// Decodes a streak run.
+    public static func decodeStreakRun(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> StreakRun {
+        var r = ByteReader(Array(bytes), record: "StreakRun"); try r.expectFormat(format)
+        let run = StreakRun(start: try r.date("start"), end: try r.date("end"))
+        guard run.start <= run.end else { throw r.error("end", "a run ends before it starts") }
+        try r.expectEnd(); return run
+    }
+    /// Encodes a reader record.
+    public static func encode(_ v: ReaderView) -> [UInt8] {
+        var w = ByteWriter(); w.u8(format)
+        w.optional(v.nickname) { w, s in w.string(s) }
+        w.optional(v.imageFileName) { w, s in w.string(s) }
+        w.optional(v.theme) { w, t in w.string(t.rawValue) }
+        w.array(v.homeOrder) { w, b in w.bytes16(b.bytes) }
+        w.int(v.unknownEvents); w.int(v.eventCount)
+        return w.bytes
+    }
+    /// Decodes a reader record.
+    public static func decodeReaderView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> ReaderView {
+        var r = ByteReader(Array(bytes), record: "ReaderView"); try r.expectFormat(format)
+        var v = ReaderView()
+        v.nickname = try r.optional("nickname") { r throws(ViewDecodingError) in try r.string("nickname") }
+        v.imageFileName = try r.optional("imageFileName") { r throws(ViewDecodingError) in try r.string("imageFileName") }
+        v.theme = try r.optional("theme") { r throws(ViewDecodingError) in Theme(rawValue: try r.string("theme")) }
+        v.homeOrder = try r.array("homeOrder") { r throws(ViewDecodingError) in BookID(bytes: try r.bytes16("homeOrder"))! }
+        v.unknownEvents = try r.int("unknownEvents"); v.eventCount = try r.int("eventCount")
+        try r.expectEnd(); return v
+    }
+}
+
+/// Appends little-endian fields.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
+    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
+    mutating func int(_ v: Int) { i64(Int64(v)) }
+    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func bytes16(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+    mutating func string(_ s: String) { let u = Array(s.utf8); u32(UInt32(u.count)); bytes.append(contentsOf: u) }
+    mutating func date(_ d: LocalDate) { i64(Int64(d.dayNumber)) }
+    mutating func optional<T>(_ v: T?, _ body: (inout ByteWriter, T) -> Void) {
+        if let v { u8(1); body(&self, v) } else { u8(0) }
+    }
+    mutating func array<T>(_ a: [T], _ body: (inout ByteWriter, T) -> Void) { u32(UInt32(a.count)); for x in a { body(&self, x) } }
+    mutating func goal(_ g: BookState.Goal) { date(g.startDate); date(g.targetDate); optional(g.theme) { w, t in w.string(t.rawValue) } }
+    mutating func note(_ n: TextNote) {
+        bytes16(n.id.bytes); string(n.text); optional(n.page) { w, p in w.int(p) }
+        i64(n.createdAt.microseconds); i64(n.editedAt.microseconds)
+    }
+    mutating func metadata(_ m: BookMetadata) {
+        string(m.title); optional(m.subtitle) { $0.string($1) }; string(m.authors); optional(m.publisher) { $0.string($1) }
+        optional(m.publicationDate) { $0.date($1) }; optional(m.isbn13) { $0.string($1.digits) }; optional(m.pageCount) { $0.int($1) }
+        optional(m.categoryPath) { $0.string($1) }; optional(m.coverURL) { $0.string($1) }; optional(m.productLink) { $0.string($1) }
+        optional(m.thicknessMillimetres) { $0.u64($1.bitPattern) }
+    }
+}
+
+/// Reads what ``ByteWriter`` wrote, checking every bound.
+struct ByteReader {
+    let bytes: [UInt8]
+    let record: String
+    var offset = 0
+    init(_ bytes: [UInt8], record: String) { self.bytes = bytes; self.record = record }
+
+    func error(_ field: String, _ problem: String) -> ViewDecodingError {
+        ViewDecodingError(field: "\(record).\(field)", offset: offset, problem: problem)
+    }
+    mutating func take(_ n: Int, _ field: String) throws(ViewDecodingError) -> ArraySlice<UInt8> {
+        guard n >= 0, bytes.count - offset >= n else { throw error(field, "needs \(n) bytes, \(bytes.count - offset) left") }
+        defer { offset += n }
+        return bytes[offset..<offset + n]
+    }
+    mutating func expectFormat(_ format: UInt8) throws(ViewDecodingError) {
+        let f = try u8("format")
+        guard f == format else { throw error("format", "record format \(f), this build reads \(format)") }
+    }
+    func expectEnd() throws(ViewDecodingError) {
+        guard offset == bytes.count else { throw error("end", "\(bytes.count - offset) trailing bytes") }
+    }
+    mutating func u8(_ field: String) throws(ViewDecodingError) -> UInt8 { try take(1, field).first! }
+    mutating func bool(_ field: String) throws(ViewDecodingError) -> Bool {
+        switch try u8(field) { case 0: return false; case 1: return true; default: throw error(field, "not a boolean") }
+    }
+    mutating func u64(_ field: String) throws(ViewDecodingError) -> UInt64 {
+        var v: UInt64 = 0
+        for (i, b) in try take(8, field).enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
+        return v
+    }
+    mutating func i64(_ field: String) throws(ViewDecodingError) -> Int64 { Int64(bitPattern: try u64(field)) }
+    mutating func int(_ field: String) throws(ViewDecodingError) -> Int { Int(try i64(field)) }
+    mutating func u32(_ field: String) throws(ViewDecodingError) -> UInt32 {
+        var v: UInt32 = 0
+        for (i, b) in try take(4, field).enumerated() { v |= UInt32(b) << (8 * UInt32(i)) }
+        return v
+    }
+    mutating func bytes16(_ field: String) throws(ViewDecodingError) -> [UInt8] { Array(try take(16, field)) }
+    mutating func string(_ field: String) throws(ViewDecodingError) -> String {
+        let n = Int(try u32(field))
+        let slice = try take(n, field)
+        guard let s = String(validating: slice, as: UTF8.self) else { throw error(field, "invalid UTF-8") }
+        return s
+    }
+    mutating func date(_ field: String) throws(ViewDecodingError) -> LocalDate {
+        let n = try i64(field)
+        guard (-719_162...2_932_896).contains(n) else { throw error(field, "day number \(n) is outside years 1 ... 9999") }
+        return LocalDate(dayNumber: Int(n))
+    }
+    mutating func optional<T>(_ field: String, _ body: (inout ByteReader) throws(ViewDecodingError) -> T) throws(ViewDecodingError) -> T? {
+        switch try u8(field) {
+        case 0: return nil
+        case 1: return try body(&self)
+        default: throw error(field, "bad optional marker")
+        }
+    }
+    mutating func array<T>(_ field: String, _ body: (inout ByteReader) throws(ViewDecodingError) -> T) throws(ViewDecodingError) -> [T] {
+        let n = Int(try u32(field))
+        guard n <= bytes.count - offset else { throw error(field, "count \(n) exceeds the remaining bytes") }
+        var result: [T] = []
+        result.reserveCapacity(n)
+        for _ in 0..<n { result.append(try body(&self)) }
+        return result
+    }
+    mutating func status() throws(ViewDecodingError) -> ReadingStatus {
+        let c = try u8("status")
+        guard let s = ReadingStatus(code: c) else { throw error("status", "unknown status \(c)") }
+        return s
+    }
+    mutating func bucket() throws(ViewDecodingError) -> TimeOfDay {
+        let c = try u8("bucket")
+        guard let b = TimeOfDay(rawValue: Int(c)) else { throw error("bucket", "unknown bucket \(c)") }
+        return b
+    }
+    mutating func entryKind() throws(ViewDecodingError) -> PageEntry.Kind {
+        let c = try u8("entry.kind")
+        guard let k = PageEntry.Kind(rawValue: c) else { throw error("entry.kind", "unknown kind \(c)") }
+        return k
+    }
+    mutating func rating() throws(ViewDecodingError) -> Rating {
+        let q = try u8("rating")
+        do { return try Rating(quarters: Int(q)) } catch { throw self.error("rating", error.detail) }
+    }
+    mutating func goal() throws(ViewDecodingError) -> BookState.Goal {
+        BookState.Goal(startDate: try date("goal.startDate"), targetDate: try date("goal.targetDate"),
+                       theme: try optional("goal.theme") { r throws(ViewDecodingError) in Theme(rawValue: try r.string("goal.theme")) })
+    }
+    mutating func note() throws(ViewDecodingError) -> TextNote {
+        TextNote(id: UUIDBox(bytes: try bytes16("note.id")), text: try string("note.text"),
+                 page: try optional("note.page") { r throws(ViewDecodingError) in try r.int("note.page") },
+                 createdAt: Timestamp(microseconds: try i64("note.createdAt")), editedAt: Timestamp(microseconds: try i64("note.editedAt")))
+    }
+    mutating func metadata() throws(ViewDecodingError) -> BookMetadata {
+        let title = try string("metadata.title")
+        let subtitle = try optional("metadata.subtitle") { r throws(ViewDecodingError) in try r.string("metadata.subtitle") }
+        let authors = try string("metadata.authors")
+        let publisher = try optional("metadata.publisher") { r throws(ViewDecodingError) in try r.string("metadata.publisher") }
+        let published = try optional("metadata.publicationDate") { r throws(ViewDecodingError) in try r.date("metadata.publicationDate") }
+        let isbn = try optional("metadata.isbn13") { r throws(ViewDecodingError) -> ISBN13 in
+            let text = try r.string("metadata.isbn13")
+            do throws(ValidationError) { return try ISBN13(text) } catch { throw r.error("metadata.isbn13", error.detail) }
+        }
+        let pages = try optional("metadata.pageCount") { r throws(ViewDecodingError) in try r.int("metadata.pageCount") }
+        let category = try optional("metadata.categoryPath") { r throws(ViewDecodingError) in try r.string("metadata.categoryPath") }
+        let cover = try optional("metadata.coverURL") { r throws(ViewDecodingError) in try r.string("metadata.coverURL") }
+        let link = try optional("metadata.productLink") { r throws(ViewDecodingError) in try r.string("metadata.productLink") }
+        let thickness = try optional("metadata.thickness") { r throws(ViewDecodingError) in Double(bitPattern: try r.u64("metadata.thickness")) }
+        return BookMetadata(title: title, subtitle: subtitle, authors: authors, publisher: publisher, publicationDate: published,
+                            isbn13: isbn, pageCount: pages, categoryPath: category, coverURL: cover, productLink: link,
+                            thicknessMillimetres: thickness)
+    }
+}
+
+extension ReadingStatus {
+    var code: UInt8 {
+        switch self { case .wantToRead: 0; case .reading: 1; case .finished: 2; case .didNotFinish: 3 }
+    }
+    init?(code: UInt8) {
+        switch code { case 0: self = .wantToRead; case 1: self = .reading; case 2: self = .finished; case 3: self = .didNotFinish; default: return nil }
+    }
+}
