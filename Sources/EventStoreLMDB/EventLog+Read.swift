@@ -56,9 +56,15 @@ extension EventLog {
     /// transaction (all chunks see a consistent prefix of the append-only log).
     public func read(from position: UInt64 = 1, limit: Int = .max) throws -> [RecordedEvent] {
         var result: [RecordedEvent] = []
-        try forEachEvent(from: position) { event in
-            result.append(event)
-            return result.count < limit
+        var next = max(position, 1)
+        while result.count < limit {
+            let want = min(limit - result.count, Self.readChunkSize)
+            let chunk = try environment.read { txn in
+                try events(from: next, direction: .forward, limit: want, in: txn)
+            }
+            result.append(contentsOf: chunk)
+            guard let newest = chunk.last, chunk.count == want else { break }
+            next = newest.position + 1
         }
         return result
     }

@@ -99,6 +99,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
     ///
     /// Keep read transactions short: a long one keeps old pages from being reused. Readers never
     /// wait for writers. Do not start another transaction inside `body`.
+    @discardableResult
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         while true {
             let outcome: Outcome<R> = try gate.shared {
@@ -137,6 +138,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
     /// inside `body`.
     ///
     /// - Throws: what `body` throws, or ``LMDBError`` (`EACCES` on a read-only environment).
+    @discardableResult
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !options.readOnly else {
             throw LMDBError(operation: "mdb_txn_begin(write, \(path))", code: EACCES)
