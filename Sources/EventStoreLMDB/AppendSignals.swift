@@ -16,6 +16,9 @@ final class AppendSignals: Sendable {
         _ = wakeups.withLock { $0.removeValue(forKey: key) }
     }
 
+    /// The number of registered observers.
+    var count: Int { wakeups.withLock { $0.count } }
+
     /// Wakes every observer (called after an append commits).
     func signalAll() {
         for wakeup in wakeups.withLock({ Array($0.values) }) { wakeup.signal() }

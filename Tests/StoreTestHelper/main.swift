@@ -8,6 +8,8 @@
 //   read-loop DIR --until N
 //       reads the log forward repeatedly until it holds N events, checking every read is gapless;
 //       prints "ok N".
+//   reader-check DIR
+//       opens the store and prints "cleared N", the stale reader slots its open cleared.
 //   hold-snapshot DIR
 //       opens a read transaction, prints "holding", and sleeps in it until killed.
 import EventStoreLMDB
@@ -93,6 +95,8 @@ do {
             }
             usleep(2_000)
         }
+    case "reader-check":
+        say("cleared \(log.environment.staleReadersCleared)")
     case "hold-snapshot":
         try log.environment.read { _ in
             say("holding")
