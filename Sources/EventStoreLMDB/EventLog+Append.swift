@@ -39,7 +39,7 @@ extension EventLog {
     /// Appends a batch to one stream inside the caller's write transaction, so the caller can
     /// write its own databases (read models, checkpoints) in the same commit.
     ///
-    /// Same rules as ``append(_:to:expectedVersion:)-(NewEvent,_,_)``. If this throws, let the
+    /// Same rules as the batch `append(_:to:expectedVersion:)`. If this throws, let the
     /// error leave the transaction closure (the transaction is then aborted): continuing
     /// after a failed append could commit a partial batch. After the transaction commits, call
     /// ``notifyObservers()`` so this process's observers wake at once.

@@ -158,4 +158,34 @@ func withLog(_ options: LMDBEnvironmentOptions = LMDBEnvironmentOptions(), _ bod
             #expect(try log.verify().isIntact)
         }
     }
+
+    @Test func threadsAppendAndReadConcurrentlyWhileTheMapGrows() throws {
+        try withLog(LMDBEnvironmentOptions(mapSize: 256 << 10)) { (log: EventLog) throws in
+            let failures = Locked<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 6) { worker in
+                do {
+                    if worker < 4 {
+                        for batch in 0..<20 {
+                            let events = (0..<10).map { _ in NewEvent(payload: [UInt8](repeating: UInt8(worker), count: 2048)) }
+                            try log.append(events, to: "w\(worker)")
+                            _ = batch
+                        }
+                    } else {
+                        for _ in 0..<50 {
+                            let events = try log.read()
+                            if events.map(\.position) != Array(0..<UInt64(events.count)).map({ $0 + 1 }) {
+                                failures.withLock { $0.append("gap in a concurrent read") }
+                            }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
+            #expect(try log.lastPosition() == 800)
+            #expect(log.environment.mapSize > 1 << 20)
+            #expect(try log.verify().isIntact)
+        }
+    }
 }
