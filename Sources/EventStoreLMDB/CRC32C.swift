@@ -1,7 +1,7 @@
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), table-driven.
 ///
 /// The record checksum of the event log. Check value: `"123456789"` gives `0xE3069283`.
-public enum CRC32C {
+public enum CRC32C: Sendable {
     private static let table: [UInt32] = (0..<256).map { index in
         var crc = UInt32(index)
         for _ in 0..<8 {

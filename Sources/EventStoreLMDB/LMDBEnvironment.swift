@@ -226,7 +226,10 @@ public final class LMDBEnvironment: @unchecked Sendable {
 
     /// The names of the named databases stored in the environment (the keys of the main database).
     public func databaseNames() throws -> [String] {
-        try read { txn in
+        // mdb_dbi_open (of the main database) must not run in two transactions at once.
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        return try read { txn in
             let main = LMDBDatabase<RawBytes, RawBytes>(name: "main", handle: try txn.openHandle(named: nil, create: false))
             var names: [String] = []
             try txn.forEach(main) { key, _ in
