@@ -1,2 +1,110 @@
+// A child process for the store's multi-process and crash tests. Each command writes one line
+// per acknowledged step to stdout, unbuffered, so the parent knows what was acknowledged even
+// when it kills this process.
+//
+//   append-batches DIR --count N --batch B [--stream S] [--prefix P] [--map-size BYTES]
+//       appends N events in batches of B (one write transaction each); after each commit prints
+//       the batch's last position. Event i gets the ID deterministicID(prefix, i).
+//   read-loop DIR --until N
+//       reads the log forward repeatedly until it holds N events, checking every read is gapless;
+//       prints "ok N".
+//   reader-check DIR
+//       opens the store and prints "cleared N", the stale reader slots its open cleared.
+//   hold-snapshot DIR
+//       opens a read transaction, prints "holding", and sleeps in it until killed.
 import EventStoreLMDB
-print("helper")
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+            if written <= 0 { exit(3) }
+            offset += written
+        }
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data(("store-test-helper: " + message + "\n").utf8))
+    exit(2)
+}
+
+/// The same derivation as the tests' `deterministicID(prefix:index:)`.
+func deterministicID(prefix: String, index: Int) -> UUID {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in prefix.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    var bytes = [UInt8](repeating: 0, count: 16)
+    for i in 0..<8 { bytes[i] = UInt8(truncatingIfNeeded: hash >> (8 * UInt64(i))) }
+    for i in 0..<8 { bytes[8 + i] = UInt8(truncatingIfNeeded: UInt64(index) >> (8 * UInt64(i))) }
+    return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                       bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count >= 2 else { fail("usage: COMMAND DIR [options]") }
+let command = arguments[0]
+let directory = URL(fileURLWithPath: arguments[1])
+
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func intOption(_ name: String, default value: Int) -> Int {
+    option(name).flatMap(Int.init) ?? value
+}
+
+var options = LMDBEnvironmentOptions()
+if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapSize }
+
+do {
+    let log = try EventLog.open(at: directory, options: options)
+    switch command {
+    case "append-batches":
+        let count = intOption("--count", default: 100)
+        let batch = intOption("--batch", default: 10)
+        let stream = option("--stream") ?? "helper"
+        let prefix = option("--prefix") ?? stream
+        var index = 0
+        while index < count {
+            let size = min(batch, count - index)
+            let events = (index..<(index + size)).map { i in
+                NewEvent(eventID: deterministicID(prefix: prefix, index: i), payload: Array("\(prefix)-\(i)".utf8))
+            }
+            let result = try log.append(events, to: stream)
+            say(String(result.positions.last ?? 0))
+            index += size
+        }
+    case "read-loop":
+        let until = UInt64(intOption("--until", default: 100))
+        while true {
+            let events = try log.read(from: 1)
+            for (offset, event) in events.enumerated() where event.position != UInt64(offset + 1) {
+                fail("gap: found position \(event.position) at index \(offset)")
+            }
+            if events.count >= until {
+                say("ok \(events.count)")
+                break
+            }
+            usleep(2_000)
+        }
+    case "reader-check":
+        say("cleared \(log.environment.staleReadersCleared)")
+    case "hold-snapshot":
+        try log.environment.read { _ in
+            say("holding")
+            while true { sleep(1) }
+        }
+    default:
+        fail("unknown command \(command)")
+    }
+} catch {
+    fail("\(error)")
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+extension EventLog {
+    /// Appends one event to `stream` in its own write transaction.
+    ///
+    /// - Returns: the outcome (one entry); if the event ID is already stored nothing is written and
+    ///   the stored position is returned.
+    /// - Throws: ``EventStoreError/wrongExpectedVersion(stream:expected:actual:)`` (nothing written),
+    ///   ``EventStoreError/invalidStreamName(_:)``, ``EventStoreError/corruptRecord(position:reason:)``
+    ///   or ``LMDBError``.
+    @discardableResult
+    public func append(_ event: NewEvent, to stream: String, expectedVersion: ExpectedVersion = .any) throws -> AppendResult {
+        try append([StreamAppend(stream: stream, expectedVersion: expectedVersion, events: [event])])
+    }
+
+    /// Appends a batch to one stream, all or nothing, in its own write transaction.
+    ///
+    /// Idempotency: events whose ID is already stored (or repeated earlier in the batch) are not
+    /// written again; their stored position is returned and ``AppendResult/Entry/isNew`` is false.
+    /// The expected version is checked only when the batch has at least one new event, against
+    /// the stream's version before the new events; so retrying a batch that was already
+    /// appended succeeds whatever the stream's version is now.
+    @discardableResult
+    public func append(_ events: [NewEvent], to stream: String, expectedVersion: ExpectedVersion = .any) throws -> AppendResult {
+        try append([StreamAppend(stream: stream, expectedVersion: expectedVersion, events: events)])
+    }
+
+    /// Appends to several streams, all or nothing, in its own write transaction.
+    ///
+    /// Each part is checked and written in order, so a stream named twice is checked the second
+    /// time against the version the first part left. Any conflict writes nothing at all.
+    @discardableResult
+    public func append(_ parts: [StreamAppend]) throws -> AppendResult {
+        let result = try environment.write { txn in try append(parts, in: txn) }
+        if result.writtenCount > 0 { notifyObservers() }
+        return result
+    }
+
+    /// Appends a batch to one stream inside the caller's write transaction, so the caller can
+    /// write its own databases (read models, checkpoints) in the same commit.
+    ///
+    /// Same rules as the batch `append(_:to:expectedVersion:)`. If this throws, let the
+    /// error leave the transaction closure (the transaction is then aborted): continuing
+    /// after a failed append could commit a partial batch. After the transaction commits, call
+    /// ``notifyObservers()`` so this process's observers wake at once.
+    @discardableResult
+    public func append(
+        _ events: [NewEvent], to stream: String, expectedVersion: ExpectedVersion = .any, in txn: WriteTransaction
+    ) throws -> AppendResult {
+        try append([StreamAppend(stream: stream, expectedVersion: expectedVersion, events: events)], in: txn)
+    }
+
+    /// Appends to several streams inside the caller's write transaction (see
+    /// ``append(_:to:expectedVersion:in:)``).
+    @discardableResult
+    public func append(_ parts: [StreamAppend], in txn: WriteTransaction) throws -> AppendResult {
+        // Never trust a cache across transactions: another process may have appended.
+        var last = try lastPosition(in: txn)
+        var head = try txn.get(meta, MetaKey.head) ?? EventRecord.zeroHash
+        var handled: [UUID: AppendResult.Entry] = [:]
+        var entries: [AppendResult.Entry] = []
+        entries.reserveCapacity(parts.reduce(0) { $0 + $1.events.count })
+
+        for part in parts {
+            let streamBytes = try Self.validatedStreamBytes(part.stream)
+            // First pass: which events are already stored (or earlier in this append)?
+            var known: [Int: AppendResult.Entry] = [:]
+            var pendingIDs = Set<UUID>()
+            for (index, event) in part.events.enumerated() {
+                if let entry = handled[event.eventID] {
+                    known[index] = AppendResult.Entry(
+                        eventID: event.eventID, position: entry.position, streamVersion: entry.streamVersion, isNew: false)
+                } else if let position = try txn.get(eventIDs, EventRecord.uuidBytes(event.eventID)) {
+                    let stored = try self.event(at: position, in: txn)
+                    known[index] = AppendResult.Entry(
+                        eventID: event.eventID, position: position, streamVersion: stored?.streamVersion ?? 0, isNew: false)
+                } else if !pendingIDs.insert(event.eventID).inserted {
+                    continue  // repeated inside this part: resolved in the second pass
+                }
+            }
+            let hasNew = known.count < part.events.count
+            var version = try txn.get(streams, part.stream)
+            if hasNew && !part.expectedVersion.isSatisfied(by: version) {
+                throw EventStoreError.wrongExpectedVersion(
+                    stream: part.stream, expected: part.expectedVersion, actual: version)
+            }
+            // Second pass: write the new events in order.
+            for (index, event) in part.events.enumerated() {
+                if let entry = known[index] {
+                    entries.append(entry)
+                    continue
+                }
+                if let entry = handled[event.eventID] {
+                    entries.append(AppendResult.Entry(
+                        eventID: event.eventID, position: entry.position, streamVersion: entry.streamVersion, isNew: false))
+                    continue
+                }
+                last += 1
+                let streamVersion = (version ?? 0) + 1
+                version = streamVersion
+                let record = EventRecord.encode(
+                    position: last, streamVersion: streamVersion, eventID: event.eventID, stream: part.stream,
+                    payload: event.payload, prevHash: head)
+                try txn.putRaw(events, BigEndianUInt64.encode(last), record, flags: .append)
+                try txn.putRaw(eventIDs, EventRecord.uuidBytes(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
+                try txn.putRaw(
+                    streamIndex, Self.streamIndexKey(streamBytes, version: streamVersion), BigEndianUInt64.encode(last),
+                    flags: .noOverwrite)
+                head = EventRecord.hash(record)
+                let entry = AppendResult.Entry(eventID: event.eventID, position: last, streamVersion: streamVersion, isNew: true)
+                handled[event.eventID] = entry
+                entries.append(entry)
+            }
+            for entry in entries where handled[entry.eventID] == nil {
+                handled[entry.eventID] = entry
+            }
+            if hasNew, let version {
+                try txn.put(streams, part.stream, version)
+            }
+        }
+        if entries.contains(where: \.isNew) {
+            try txn.put(meta, MetaKey.last, BigEndianUInt64.encode(last))
+            try txn.put(meta, MetaKey.head, head)
+        }
+        return AppendResult(entries: entries, lastPosition: last)
+    }
+
+    /// Wakes this process's observers (``events(after:pollInterval:)``) at once. The convenience
+    /// appends call it; call it after committing a transaction that used an `in:` append.
+    public func notifyObservers() {
+        appendSignals.signalAll()
+    }
+
+    /// The UTF-8 bytes of a valid stream name.
+    static func validatedStreamBytes(_ stream: String) throws(EventStoreError) -> [UInt8] {
+        let bytes = Array(stream.utf8)
+        guard !bytes.isEmpty, bytes.count <= maxStreamNameBytes, !bytes.contains(0) else {
+            throw EventStoreError.invalidStreamName(stream)
+        }
+        return bytes
+    }
+
+    /// The `streamIndex` key: stream bytes, 0x00, big-endian version.
+    static func streamIndexKey(_ streamBytes: [UInt8], version: UInt64) -> [UInt8] {
+        streamBytes + [0] + BigEndianUInt64.encode(version)
+    }
+}

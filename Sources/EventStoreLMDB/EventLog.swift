@@ -1,0 +1,173 @@
+import CLMDB
+import Foundation
+
+/// The durable, append-only event log: a global order of events (positions gapless from 1),
+/// grouped into streams with their own versions, each record checksummed and hash-chained to the
+/// one before it.
+///
+/// The log knows only an event's ID, stream, stream version, position and opaque payload bytes
+/// (the encoded envelope, which the domain module supplies).
+///
+/// One directory is open at most once per process: a second ``open(at:options:)`` of the same
+/// path (after resolving symbolic links) throws ``EventStoreError/alreadyOpen(path:)`` until the
+/// first `EventLog` is released. Share the instance instead (it is `Sendable`). Other processes
+/// may open the same store at the same time: LMDB's writer lock serializes their appends.
+///
+/// Named databases used by the log (reserved, see ``reservedDatabaseNames``):
+/// `events` (position -> record), `eventIDs` (UUID -> position), `streams` (stream -> version),
+/// `streamIndex` (stream + 0x00 + version -> position), `meta` (format, head hash, last position).
+/// Callers may open more databases with ``openDatabase(named:keys:values:)`` and write them in the
+/// same transaction as an append (``append(_:to:expectedVersion:in:)``).
+public final class EventLog: Sendable {
+    /// The store format this build writes and reads.
+    public static let formatVersion: UInt32 = 1
+    /// The longest stream name, in UTF-8 bytes (LMDB keys are at most 511 bytes).
+    public static let maxStreamNameBytes = 500
+    /// The databases the log owns.
+    public static let reservedDatabaseNames: Set<String> = ["events", "eventIDs", "streams", "streamIndex", "meta"]
+
+    /// The LMDB environment under the log: use it for transactions that span the log and your own
+    /// databases.
+    public let environment: LMDBEnvironment
+    /// The store's directory.
+    public let directory: URL
+
+    let events: LMDBDatabase<BigEndianUInt64, RawBytes>
+    let eventIDs: LMDBDatabase<RawBytes, BigEndianUInt64>
+    let streams: LMDBDatabase<UTF8String, BigEndianUInt64>
+    let streamIndex: LMDBDatabase<RawBytes, BigEndianUInt64>
+    let meta: LMDBDatabase<UTF8String, RawBytes>
+    let appendSignals = AppendSignals()
+
+    enum MetaKey {
+        static let format = "format"
+        static let head = "head"
+        static let last = "last"
+    }
+
+    private init(environment: LMDBEnvironment, directory: URL, handles: [String: MDB_dbi]) {
+        self.environment = environment
+        self.directory = directory
+        events = LMDBDatabase(name: "events", handle: handles["events"]!)
+        eventIDs = LMDBDatabase(name: "eventIDs", handle: handles["eventIDs"]!)
+        streams = LMDBDatabase(name: "streams", handle: handles["streams"]!)
+        streamIndex = LMDBDatabase(name: "streamIndex", handle: handles["streamIndex"]!)
+        meta = LMDBDatabase(name: "meta", handle: handles["meta"]!)
+    }
+
+    /// Opens the store in `directory`, creating it when the directory is missing or empty
+    /// (the directory is created with mode 0700, the files with 0600).
+    ///
+    /// - Throws: ``EventStoreError/notAStore(path:reason:)`` for a directory that holds something
+    ///   else, ``EventStoreError/unsupportedFormat(found:supported:)`` for a newer store (in both
+    ///   cases nothing in the directory is modified: a `lock.mdb` this call created is removed),
+    ///   ``EventStoreError/alreadyOpen(path:)``, or ``LMDBError``.
+    public static func open(at directory: URL, options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> EventLog {
+        let fileManager = FileManager.default
+        let path = directory.path
+        var isDirectory: ObjCBool = false
+        if !fileManager.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard !options.readOnly else { throw EventStoreError.notAStore(path: path, reason: "the directory does not exist") }
+            try fileManager.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } else if !isDirectory.boolValue {
+            throw EventStoreError.notAStore(path: path, reason: "not a directory")
+        }
+        let entries = try fileManager.contentsOfDirectory(atPath: path)
+        if !entries.isEmpty {
+            guard entries.contains("data.mdb") else {
+                throw EventStoreError.notAStore(path: path, reason: "the directory is not empty and holds no data.mdb")
+            }
+            try checkLMDBMagic(of: directory.appendingPathComponent("data.mdb"), storePath: path)
+        }
+        let lockExisted = entries.contains("lock.mdb")
+        do {
+            return try openEnvironment(at: directory, options: options, wasEmpty: entries.isEmpty)
+        } catch {
+            // The environment is released by now (it was local to openEnvironment): undo its lock file.
+            if !lockExisted && !entries.isEmpty {
+                unlink(directory.appendingPathComponent("lock.mdb").path)
+            }
+            throw error
+        }
+    }
+
+    /// Opens the environment and validates (or initializes) the store.
+    private static func openEnvironment(at directory: URL, options: LMDBEnvironmentOptions, wasEmpty: Bool) throws -> EventLog {
+        let environment: LMDBEnvironment
+        do {
+            environment = try LMDBEnvironment(directory: directory, options: options)
+        } catch let error as LMDBError where error.kind == .alreadyOpen {
+            throw EventStoreError.alreadyOpen(path: directory.path)
+        } catch let error as LMDBError where error.kind == .invalidFile {
+            throw EventStoreError.notAStore(path: directory.path, reason: error.description)
+        }
+        let names = try environment.databaseNames()
+        let all = ["events", "eventIDs", "streams", "streamIndex", "meta"]
+        if names.isEmpty {
+            // A new (or never initialized) environment: create the databases and the format record
+            // in one transaction.
+            guard !options.readOnly else {
+                throw EventStoreError.notAStore(path: directory.path, reason: "the store is empty and opened read-only")
+            }
+            let handles = try environment.openHandles(named: all, create: true) { txn, handles in
+                let meta = LMDBDatabase<UTF8String, RawBytes>(name: "meta", handle: handles["meta"]!)
+                try txn.put(meta, MetaKey.format, BigEndianUInt32.encode(formatVersion), flags: .noOverwrite)
+            }
+            return EventLog(environment: environment, directory: directory, handles: handles)
+        }
+        guard names.contains("meta") else {
+            throw EventStoreError.notAStore(path: directory.path, reason: "an LMDB environment without a meta database")
+        }
+        let metaHandles = try environment.openHandles(named: ["meta"], create: false)
+        let meta = LMDBDatabase<UTF8String, RawBytes>(name: "meta", handle: metaHandles["meta"]!)
+        let format = try environment.read { txn -> UInt32? in
+            guard let bytes = try txn.get(meta, MetaKey.format) else { return nil }
+            return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
+        }
+        guard let format else {
+            throw EventStoreError.notAStore(path: directory.path, reason: "the meta database has no format record")
+        }
+        guard format <= formatVersion else {
+            throw EventStoreError.unsupportedFormat(found: format, supported: formatVersion)
+        }
+        guard format >= 1 else {
+            throw EventStoreError.notAStore(path: directory.path, reason: "format record \(format) is not a store format")
+        }
+        let missing = all.filter { !names.contains($0) }
+        guard missing.isEmpty else {
+            throw EventStoreError.notAStore(path: directory.path, reason: "missing databases \(missing)")
+        }
+        let handles = try environment.openHandles(named: all, create: false)
+        return EventLog(environment: environment, directory: directory, handles: handles)
+    }
+
+    /// Refuses a `data.mdb` whose first meta page lacks LMDB's magic number, before LMDB maps it.
+    private static func checkLMDBMagic(of file: URL, storePath: String) throws {
+        // Page 0 is a meta page: a 16-byte page header, then MDB_meta, whose first field is the
+        // magic 0xBEEFC0DE in the machine's byte order.
+        guard let handle = FileHandle(forReadingAtPath: file.path) else {
+            throw EventStoreError.notAStore(path: storePath, reason: "data.mdb cannot be read")
+        }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 20)) ?? Data()
+        guard head.count == 20 else {
+            throw EventStoreError.notAStore(path: storePath, reason: "data.mdb is too short to be an LMDB file")
+        }
+        let magic = head.subdata(in: 16..<20).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        guard magic == 0xBEEF_C0DE else {
+            throw EventStoreError.notAStore(path: storePath, reason: "data.mdb is not an LMDB file (no magic number)")
+        }
+    }
+
+    /// Opens (creating it if needed) a caller's named database in the log's environment, for
+    /// read models and checkpoints written in the same transaction as appends.
+    ///
+    /// - Throws: ``EventStoreError/reservedDatabaseName(_:)`` for the log's own names, or ``LMDBError``.
+    public func openDatabase<Key: LMDBKeyCodec, Value: LMDBValueCodec>(
+        named name: String, keys: Key.Type = Key.self, values: Value.Type = Value.self
+    ) throws -> LMDBDatabase<Key, Value> {
+        guard !Self.reservedDatabaseNames.contains(name) else { throw EventStoreError.reservedDatabaseName(name) }
+        return try environment.openDatabase(named: name, keys: keys, values: values, create: true)
+    }
+}

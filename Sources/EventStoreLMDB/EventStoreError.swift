@@ -1,0 +1,35 @@
+/// The errors of the event log.
+public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The directory is not an event store (non-empty without `data.mdb`, a `data.mdb` that is not
+    /// LMDB, or an LMDB environment without the log's format record). Nothing was modified.
+    case notAStore(path: String, reason: String)
+    /// The store was written by a newer format than this build reads. Nothing was modified.
+    case unsupportedFormat(found: UInt32, supported: UInt32)
+    /// The directory is already open in this process (LMDB forbids a second open).
+    case alreadyOpen(path: String)
+    /// The stream is not at the expected version; nothing was written. `actual` is nil when the
+    /// stream has no events.
+    case wrongExpectedVersion(stream: String, expected: ExpectedVersion, actual: UInt64?)
+    /// A stored record is damaged (checksum, truncation, or a position field that does not match
+    /// its key); it is never decoded into wrong data.
+    case corruptRecord(position: UInt64, reason: String)
+    /// The stream name is empty, too long, or contains a NUL byte.
+    case invalidStreamName(String)
+    /// The name is reserved for the log's own databases.
+    case reservedDatabaseName(String)
+
+    /// A sentence naming the failure.
+    public var description: String {
+        switch self {
+        case .notAStore(let path, let reason): return "\(path) is not an event store: \(reason)"
+        case .unsupportedFormat(let found, let supported):
+            return "store format \(found) is newer than the supported format \(supported)"
+        case .alreadyOpen(let path): return "\(path) is already open in this process"
+        case .wrongExpectedVersion(let stream, let expected, let actual):
+            return "stream \(stream) expected version \(expected), actual \(actual.map(String.init) ?? "no stream")"
+        case .corruptRecord(let position, let reason): return "corrupt record at position \(position): \(reason)"
+        case .invalidStreamName(let name): return "invalid stream name \(name.debugDescription)"
+        case .reservedDatabaseName(let name): return "database name \(name) is reserved by the event log"
+        }
+    }
+}

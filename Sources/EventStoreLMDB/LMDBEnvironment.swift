@@ -1,0 +1,277 @@
+import CLMDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open LMDB environment: one directory holding `data.mdb` and `lock.mdb`.
+///
+/// Transactions are synchronous closures (``read(_:)``, ``write(_:)``): LMDB ties a write
+/// transaction to the thread that began it, so there is no `await` inside. The environment is
+/// opened with `MDB_NOTLS`, clears stale reader slots at open (``staleReadersCleared``), creates
+/// its files with mode 0600 (the process umask can only remove bits from that), and closes its
+/// handle when released. A directory can be open only once per process (LMDB's locks are per
+/// process): a second open throws ``LMDBError/Kind/alreadyOpen``.
+///
+/// `@unchecked Sendable` is safe because the `MDB_env` handle is thread-safe for what this class
+/// does with it (LMDB documents the environment as shareable between threads; `MDB_NOTLS` frees
+/// read transactions from thread-local slots), write transactions are serialized by `writeLock`,
+/// `mdb_env_set_mapsize` runs only under the exclusive side of `gate` while every transaction
+/// holds its shared side, and the database-handle cache is guarded by `Locked`.
+public final class LMDBEnvironment: @unchecked Sendable {
+    /// The `MDB_env *` handle.
+    let handle: OpaquePointer
+    /// The real path of the directory (symbolic links resolved).
+    public let path: String
+    /// The options this environment was opened with.
+    public let options: LMDBEnvironmentOptions
+    /// The number of stale reader slots (left by dead processes) `mdb_reader_check` cleared at open.
+    public let staleReadersCleared: Int
+
+    let gate = TransactionGate()
+    private let writeLock = NSLock()
+    private let databaseHandles = Locked<[String: MDB_dbi]>([:])
+
+    /// Opens the environment in an existing `directory`.
+    ///
+    /// - Throws: ``LMDBError``: ``LMDBError/Kind/alreadyOpen`` when this process has the
+    ///   directory open already; LMDB's error when `mdb_env_open` fails (for example
+    ///   ``LMDBError/Kind/invalidFile`` for a `data.mdb` that is not LMDB).
+    public init(directory: URL, options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws {
+        guard let resolved = realpath(directory.path, nil) else {
+            throw LMDBError(operation: "realpath(\(directory.path))", code: errno)
+        }
+        let path = String(cString: resolved)
+        free(resolved)
+
+        var created: OpaquePointer?
+        try LMDBError.check(mdb_env_create(&created), "mdb_env_create")
+        let env = created!
+        var registered = false
+        do {
+            try LMDBError.check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize(\(path))")
+            try LMDBError.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders(\(path))")
+            try LMDBError.check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs(\(path))")
+            guard OpenPathRegistry.register(path) else {
+                throw LMDBError(
+                    operation: "mdb_env_open(\(path))", code: LMDBError.alreadyOpenCode,
+                    message: "the directory is already open in this process")
+            }
+            registered = true
+            var flags = UInt32(MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            // 0600: reading history is personal. open(2) applies the umask, which can only clear bits.
+            try LMDBError.check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open(\(path))")
+            var dead: Int32 = 0
+            try LMDBError.check(mdb_reader_check(env, &dead), "mdb_reader_check(\(path))")
+            self.staleReadersCleared = Int(dead)
+        } catch {
+            // lmdb.h, mdb_env_open: "If this function fails, #mdb_env_close() must be called to
+            // discard the #MDB_env handle." The same holds for every failure after mdb_env_create.
+            mdb_env_close(env)
+            if registered { OpenPathRegistry.unregister(path) }
+            throw error
+        }
+        self.handle = env
+        self.path = path
+        self.options = options
+    }
+
+    deinit {
+        // No transaction can be active: every transaction closure holds a strong reference.
+        mdb_env_close(handle)
+        OpenPathRegistry.unregister(path)
+    }
+
+    /// The current size of the memory map in bytes (grows when writes fill it).
+    public var mapSize: Int {
+        gate.shared {
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            return info.me_mapsize
+        }
+    }
+
+    /// Runs `body` in a read transaction (a consistent snapshot) and returns its result.
+    ///
+    /// Keep read transactions short: a long one keeps old pages from being reused. Readers never
+    /// wait for writers. Do not start another transaction inside `body`.
+    @discardableResult
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        while true {
+            let outcome: Outcome<R> = try gate.shared {
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                if rc == MDB_MAP_RESIZED { return .adoptNewMapSize }
+                try LMDBError.check(rc, "mdb_txn_begin(read, \(path))")
+                let transaction = ReadTransaction(handle: txn!)
+                defer { transaction.invalidate() }
+                let value: R
+                do {
+                    value = try body(transaction)
+                } catch {
+                    mdb_txn_abort(txn)
+                    throw error
+                }
+                // Committing a read-only transaction keeps database handles it opened.
+                try LMDBError.check(mdb_txn_commit(txn), "mdb_txn_commit(read, \(path))")
+                return .done(value)
+            }
+            switch outcome {
+            case .done(let value): return value
+            case .adoptNewMapSize: try adoptNewMapSize()
+            case .growMap: try growMap()
+            }
+        }
+    }
+
+    /// Runs `body` in the write transaction and returns its result: commits when `body` returns,
+    /// aborts when it throws (the error `body` threw is the one you get; an abort cannot replace it).
+    ///
+    /// Writes are serialized: in this process by a lock, across processes by LMDB's writer lock.
+    /// When the map is full (`MDB_MAP_FULL`, in a put or in the commit), the transaction is
+    /// aborted, the map doubled and `body` run again, invisibly: so `body` may run more than
+    /// once and should have no effect outside the transaction. Do not start another transaction
+    /// inside `body`.
+    ///
+    /// - Throws: what `body` throws, or ``LMDBError`` (`EACCES` on a read-only environment).
+    @discardableResult
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        guard !options.readOnly else {
+            throw LMDBError(operation: "mdb_txn_begin(write, \(path))", code: EACCES)
+        }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        while true {
+            let outcome: Outcome<R> = try gate.shared {
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, 0, &txn)
+                if rc == MDB_MAP_RESIZED { return .adoptNewMapSize }
+                try LMDBError.check(rc, "mdb_txn_begin(write, \(path))")
+                let transaction = WriteTransaction(handle: txn!)
+                defer { transaction.invalidate() }
+                let value: R
+                do {
+                    value = try body(transaction)
+                } catch {
+                    mdb_txn_abort(txn)
+                    if transaction.hitMapFull { return .growMap }
+                    throw error
+                }
+                if transaction.hitMapFull {
+                    mdb_txn_abort(txn)
+                    return .growMap
+                }
+                // mdb_txn_commit frees the handle whether it succeeds or fails.
+                let commit = mdb_txn_commit(txn)
+                if commit == MDB_MAP_FULL { return .growMap }
+                try LMDBError.check(commit, "mdb_txn_commit(\(path))")
+                return .done(value)
+            }
+            switch outcome {
+            case .done(let value): return value
+            case .adoptNewMapSize: try adoptNewMapSize()
+            case .growMap: try growMap()
+            }
+        }
+    }
+
+    /// Opens a named database, creating it when `create` is true (and the environment is writable).
+    ///
+    /// Handles are cached by name: opening the same name again returns the same handle. The key
+    /// and value codecs are the caller's promise about what the database holds. Call it outside
+    /// transaction closures (it runs its own transaction).
+    ///
+    /// - Throws: ``LMDBError`` of kind ``LMDBError/Kind/notFound`` when the database does not
+    ///   exist and `create` is false (or the environment is read-only).
+    public func openDatabase<Key: LMDBKeyCodec, Value: LMDBValueCodec>(
+        named name: String, keys: Key.Type = Key.self, values: Value.Type = Value.self, create: Bool = true
+    ) throws -> LMDBDatabase<Key, Value> {
+        if let cached = databaseHandles.withLock({ $0[name] }) {
+            return LMDBDatabase(name: name, handle: cached)
+        }
+        let handles = try openHandles(named: [name], create: create && !options.readOnly)
+        return LMDBDatabase(name: name, handle: handles[name]!)
+    }
+
+    /// Opens several named databases in one transaction, then runs `initialize` in the same
+    /// write transaction (when `create` is true), so creation and first contents commit together.
+    func openHandles(
+        named names: [String], create: Bool, initialize: ((WriteTransaction, [String: MDB_dbi]) throws -> Void)? = nil
+    ) throws -> [String: MDB_dbi] {
+        // mdb_dbi_open must not run in two transactions at once: the write lock serializes it.
+        let handles: [String: MDB_dbi]
+        if create {
+            handles = try write { txn in
+                var opened: [String: MDB_dbi] = [:]
+                for name in names { opened[name] = try txn.openHandle(named: name, create: true) }
+                try initialize?(txn, opened)
+                return opened
+            }
+        } else {
+            writeLock.lock()
+            defer { writeLock.unlock() }
+            handles = try read { txn in
+                var opened: [String: MDB_dbi] = [:]
+                for name in names { opened[name] = try txn.openHandle(named: name, create: false) }
+                return opened
+            }
+        }
+        databaseHandles.withLock { $0.merge(handles) { _, new in new } }
+        return handles
+    }
+
+    /// The names of the named databases stored in the environment (the keys of the main database).
+    public func databaseNames() throws -> [String] {
+        // mdb_dbi_open (of the main database) must not run in two transactions at once.
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        return try read { txn in
+            let main = LMDBDatabase<RawBytes, RawBytes>(name: "main", handle: try txn.openHandle(named: nil, create: false))
+            var names: [String] = []
+            try txn.forEach(main) { key, _ in
+                names.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            return names
+        }
+    }
+
+    /// Copies the environment to `directory` (which must exist and be empty), compacting it
+    /// (`mdb_env_copy2` with `MDB_CP_COMPACT`); safe while other transactions run.
+    public func copy(to directory: URL) throws {
+        try gate.shared {
+            try LMDBError.check(
+                mdb_env_copy2(handle, directory.path, UInt32(MDB_CP_COMPACT)),
+                "mdb_env_copy2(\(directory.path))")
+        }
+    }
+
+    // MARK: - Map size
+
+    private enum Outcome<R> {
+        case done(R)
+        case adoptNewMapSize
+        case growMap
+    }
+
+    /// Doubles the map; runs with no transaction of this process active.
+    private func growMap() throws {
+        try gate.exclusive {
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            let newSize = max(info.me_mapsize * 2, 1 << 20)
+            try LMDBError.check(mdb_env_set_mapsize(handle, newSize), "mdb_env_set_mapsize(\(newSize))")
+        }
+    }
+
+    /// Adopts the map size another process set (`mdb_env_set_mapsize(0)`), with no transaction active.
+    private func adoptNewMapSize() throws {
+        try gate.exclusive {
+            try LMDBError.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(0)")
+        }
+    }
+}

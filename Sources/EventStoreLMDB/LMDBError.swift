@@ -1,0 +1,89 @@
+import CLMDB
+
+/// A failure reported by LMDB (or by the wrapper around it), naming the operation that failed.
+///
+/// Every C failure in this module goes through one initializer, so the message always comes from
+/// `mdb_strerror` and the operation always names the call and its target, for example
+/// `"mdb_put(events): MDB_MAP_FULL: Environment mapsize limit reached (-30792)"`.
+public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What went wrong, in Swift terms.
+    public enum Kind: Sendable, Equatable {
+        /// `MDB_NOTFOUND`: no such key or database.
+        case notFound
+        /// `MDB_KEYEXIST`: the key exists and the put asked not to overwrite it.
+        case keyExists
+        /// `MDB_MAP_FULL`: the memory map is full (the write paths grow it and retry).
+        case mapFull
+        /// `MDB_MAP_RESIZED`: another process grew the map (transaction begins adopt it and retry).
+        case mapResized
+        /// `MDB_READERS_FULL`: every reader slot is taken.
+        case readersFull
+        /// `MDB_DBS_FULL`: more named databases than the environment allows.
+        case databasesFull
+        /// `MDB_CORRUPTED` or `MDB_PAGE_NOTFOUND`: the file is damaged.
+        case corrupted
+        /// `MDB_INVALID` or `MDB_VERSION_MISMATCH`: the file is not an LMDB file this library reads.
+        case invalidFile
+        /// `MDB_BAD_VALSIZE`: a key or value of an unsupported size, or bytes a codec cannot decode.
+        case badValueSize
+        /// `MDB_PANIC`, `MDB_BAD_TXN` and the other LMDB-specific codes.
+        case lmdb
+        /// The path is already open in this process (LMDB forbids opening one path twice).
+        case alreadyOpen
+        /// A system `errno` value (for example `EACCES` for a write on a read-only environment).
+        case system
+    }
+
+    /// The operation that failed, with its target, for example `"mdb_put(events)"`.
+    public let operation: String
+    /// LMDB's return code (an `MDB_*` constant or an `errno` value), kept for diagnostics.
+    public let code: Int32
+    /// The message of `mdb_strerror` for ``code`` (or the wrapper's own message).
+    public let message: String
+
+    /// Creates the error for a failed LMDB call; the one way C failures become Swift errors.
+    init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+        self.message = String(cString: mdb_strerror(code))
+    }
+
+    /// Creates an error raised by the wrapper itself (a codec or a usage rule), not by a C call.
+    init(operation: String, code: Int32, message: String) {
+        self.operation = operation
+        self.code = code
+        self.message = message
+    }
+
+    /// The kind of failure, derived from ``code``.
+    public var kind: Kind {
+        switch code {
+        case MDB_NOTFOUND: return .notFound
+        case MDB_KEYEXIST: return .keyExists
+        case MDB_MAP_FULL: return .mapFull
+        case MDB_MAP_RESIZED: return .mapResized
+        case MDB_READERS_FULL: return .readersFull
+        case MDB_DBS_FULL: return .databasesFull
+        case MDB_CORRUPTED, MDB_PAGE_NOTFOUND: return .corrupted
+        case MDB_INVALID, MDB_VERSION_MISMATCH: return .invalidFile
+        case MDB_BAD_VALSIZE: return .badValueSize
+        case LMDBError.alreadyOpenCode: return .alreadyOpen
+        case MDB_KEYEXIST...MDB_LAST_ERRCODE: return .lmdb
+        default: return .system
+        }
+    }
+
+    /// A description naming the operation, LMDB's code and its message.
+    public var description: String {
+        "\(operation): \(message) (\(code))"
+    }
+
+    /// The private code of ``Kind/alreadyOpen`` (outside LMDB's and errno's ranges).
+    static let alreadyOpenCode: Int32 = -29_000
+
+    /// Throws an ``LMDBError`` for a non-zero LMDB return code.
+    @inline(__always)
+    static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(LMDBError) {
+        if code != 0 { throw LMDBError(operation: operation(), code: code) }
+    }
+}

@@ -1,3 +1,0 @@
-import CLMDB
-/// Placeholder until the wrapper lands.
-enum EventStoreLMDBPlaceholder {}

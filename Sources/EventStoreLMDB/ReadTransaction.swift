@@ -1,0 +1,166 @@
+import CLMDB
+
+/// A read transaction: a consistent snapshot of the environment, valid only inside the closure
+/// of ``LMDBEnvironment/read(_:)`` (or ``LMDBEnvironment/write(_:)``, whose
+/// ``WriteTransaction`` is also a `ReadTransaction`).
+///
+/// Do not keep a transaction beyond its closure, and do not start another transaction inside
+/// one: a map resize waits for every transaction of the process, so nesting can deadlock.
+/// Using a transaction after its closure returned throws an ``LMDBError``.
+public class ReadTransaction {
+    /// The `MDB_txn *` handle.
+    let handle: OpaquePointer
+    /// Cleared when the closure returns; checked by every operation.
+    private(set) var isActive = true
+
+    init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    /// Marks the transaction finished (its handle is committed or aborted by the environment).
+    func invalidate() { isActive = false }
+
+    func ensureActive(_ operation: @autoclosure () -> String) throws(LMDBError) {
+        guard isActive else {
+            throw LMDBError(
+                operation: operation(), code: MDB_BAD_TXN,
+                message: "transaction used after its closure returned")
+        }
+    }
+
+    /// The value stored under `key`, or nil.
+    public func get<Key, Value>(_ database: LMDBDatabase<Key, Value>, _ key: Key.Item) throws -> Value.Item? {
+        try ensureActive("mdb_get(\(database.name))")
+        guard let bytes = try rawValue(database, Key.encode(key)) else { return nil }
+        return try Value.decode(bytes)
+    }
+
+    /// The raw stored bytes for `key` (pointing into the map, valid until the transaction ends).
+    func rawValue<Key, Value>(
+        _ database: LMDBDatabase<Key, Value>, _ key: [UInt8]
+    ) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var value = MDB_val()
+        let rc = key.withUnsafeBytes { bytes in
+            var keyVal = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            return mdb_get(handle, database.handle, &keyVal, &value)
+        }
+        if rc == MDB_NOTFOUND { return nil }
+        try LMDBError.check(rc, "mdb_get(\(database.name))")
+        return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+    }
+
+    /// The number of entries in `database`.
+    public func count<Key, Value>(_ database: LMDBDatabase<Key, Value>) throws -> Int {
+        try ensureActive("mdb_stat(\(database.name))")
+        var stat = MDB_stat()
+        try LMDBError.check(mdb_stat(handle, database.handle, &stat), "mdb_stat(\(database.name))")
+        return stat.ms_entries
+    }
+
+    /// Walks `database` with a cursor, calling `body` with each decoded entry until it returns
+    /// false or the entries run out.
+    ///
+    /// - Parameters:
+    ///   - from: the first key to visit: going forward, the first key at or after it
+    ///     (`MDB_SET_RANGE`); going backward, the last key at or before it. Nil starts at the
+    ///     first (forward) or last (backward) entry of the range.
+    ///   - direction: ascending or descending key order.
+    ///   - prefix: when given, only keys starting with these bytes are visited.
+    ///   - body: receives each key and value; returns true to continue.
+    ///
+    /// The cursor lives only for this call, inside this transaction.
+    public func forEach<Key, Value>(
+        _ database: LMDBDatabase<Key, Value>,
+        from start: Key.Item? = nil,
+        direction: LMDBDirection = .forward,
+        prefix: [UInt8]? = nil,
+        _ body: (Key.Item, Value.Item) throws -> Bool
+    ) throws {
+        try forEachRaw(database, from: start.map(Key.encode), direction: direction, prefix: prefix) { key, value in
+            try body(try Key.decode(key), try Value.decode(value))
+        }
+    }
+
+    /// The cursor walk of ``forEach(_:from:direction:prefix:_:)`` over raw bytes.
+    func forEachRaw<Key, Value>(
+        _ database: LMDBDatabase<Key, Value>,
+        from start: [UInt8]?,
+        direction: LMDBDirection,
+        prefix: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try ensureActive("mdb_cursor_open(\(database.name))")
+        let cursor = try LMDBCursor(transaction: handle, database: database.handle, name: database.name)
+        defer { cursor.close() }
+        let prefix = prefix.flatMap { $0.isEmpty ? nil : $0 }
+        let step: MDB_cursor_op
+        var entry: LMDBCursor.Entry?
+        switch direction {
+        case .forward:
+            step = MDB_NEXT
+            if let seekKey = start ?? prefix, !seekKey.isEmpty {
+                entry = try cursor.seek(atOrAfter: seekKey)
+            } else {
+                entry = try cursor.move(MDB_FIRST)
+            }
+        case .backward:
+            step = MDB_PREV
+            if let start, !start.isEmpty {
+                // The last key <= start: seek >= start, step back unless it is start itself.
+                if let found = try cursor.seek(atOrAfter: start) {
+                    entry = found.key.elementsEqual(start) ? found : try cursor.move(MDB_PREV)
+                } else {
+                    entry = try cursor.move(MDB_LAST)
+                }
+            } else if let prefix, let after = Self.successor(of: prefix) {
+                entry = try cursor.seek(atOrAfter: after) != nil ? try cursor.move(MDB_PREV) : try cursor.move(MDB_LAST)
+            } else {
+                entry = try cursor.move(MDB_LAST)
+            }
+        }
+        while let current = entry {
+            if let prefix, !current.key.starts(with: prefix) {
+                // Outside the prefix range: skip keys before it (forward) or after it (backward).
+                let keyBytes = Array(current.key)
+                let beforeRange = keyBytes.lexicographicallyPrecedes(prefix)
+                switch direction {
+                case .forward where beforeRange, .backward where !beforeRange:
+                    entry = try cursor.move(step)
+                    continue
+                case .forward, .backward:
+                    return
+                }
+            }
+            guard try body(current.key, current.value) else { return }
+            entry = try cursor.move(step)
+        }
+    }
+
+    /// Opens (and with `create`, creates) a named database inside this transaction.
+    /// A nil name opens the main (unnamed) database, whose keys are the named databases' names.
+    func openHandle(named name: String?, create: Bool) throws(LMDBError) -> MDB_dbi {
+        try ensureActive("mdb_dbi_open(\(name ?? "main"))")
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
+        if rc == MDB_MAP_FULL, let writer = self as? WriteTransaction { writer.hitMapFull = true }
+        try LMDBError.check(rc, "mdb_dbi_open(\(name ?? "main"))")
+        return dbi
+    }
+
+    /// The smallest byte string greater than every string starting with `prefix`, if any.
+    static func successor(of prefix: [UInt8]) -> [UInt8]? {
+        var bytes = prefix
+        while let last = bytes.last {
+            if last < 0xFF {
+                bytes[bytes.count - 1] = last + 1
+                return bytes
+            }
+            bytes.removeLast()
+        }
+        return nil
+    }
+}
+
+/// Transactions are tied to the thread and closure that run them.
+@available(*, unavailable)
+extension ReadTransaction: Sendable {}

@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+@testable import EventStoreLMDB
+
+struct TestFailure: Error, Equatable { let tag: Int }
+
+@Suite struct LMDBWrapperTests {
+    func withEnvironment(_ options: LMDBEnvironmentOptions = LMDBEnvironmentOptions(),
+                         _ body: (LMDBEnvironment) throws -> Void) throws {
+        try withTempDirectory { dir in
+            try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+            let env = try LMDBEnvironment(directory: dir.url, options: options)
+            try body(env)
+        }
+    }
+
+    @Test func writeCommitsOnReturn() throws {
+        try withEnvironment { env in
+            let db = try env.openDatabase(named: "kv", keys: UTF8String.self, values: UTF8String.self)
+            try env.write { try $0.put(db, "a", "1") }
+            #expect(try env.read { try $0.get(db, "a") } == "1")
+        }
+    }
+
+    @Test func writeAbortsOnThrowAndTheFirstErrorWins() throws {
+        try withEnvironment { env in
+            let db = try env.openDatabase(named: "kv", keys: UTF8String.self, values: UTF8String.self)
+            #expect(throws: TestFailure(tag: 1)) {
+                try env.write { txn in
+                    try txn.put(db, "a", "1")
+                    throw TestFailure(tag: 1)
+                }
+            }
+            #expect(try env.read { try $0.get(db, "a") } == nil)
+            // The first error (the put's) is what surfaces, not a later commit/abort failure.
+            let error = #expect(throws: LMDBError.self) {
+                try env.write { txn in
+                    try txn.put(db, "b", "2")
+                    try txn.put(db, "", "empty keys are invalid")
+                }
+            }
+            #expect(error?.kind == .badValueSize)
+            #expect(error?.operation == "mdb_put(kv)")
+            #expect(try env.read { try $0.get(db, "b") } == nil)
+        }
+    }
+
+    @Test func readSeesAConsistentSnapshotAndTransactionsDieWithTheirClosure() throws {
+        try withEnvironment { env in
+            let db = try env.openDatabase(named: "kv", keys: BigEndianUInt64.self, values: BigEndianUInt64.self)
+            try env.write { try $0.put(db, 1, 10) }
+            var escaped: ReadTransaction?
+            try env.read { escaped = $0 }
+            let error = #expect(throws: LMDBError.self) { try escaped?.get(db, 1) }
+            #expect(error?.message.contains("after its closure") == true)
+        }
+    }
+
+    @Test func bigEndianKeysSortNumerically() throws {
+        var rng = SplitMix64(seed: 7)
+        let numbers = (0..<500).map { _ in UInt64.random(in: 0...UInt64.max, using: &rng) } + [0, 1, 255, 256, 65535, 65536, .max]
+        try withEnvironment { env in
+            let db = try env.openDatabase(named: "n", keys: BigEndianUInt64.self, values: RawBytes.self)
+            try env.write { txn in for n in numbers { try txn.put(db, n, []) } }
+            var seen: [UInt64] = []
+            try env.read { txn in try txn.forEach(db) { key, _ in seen.append(key); return true } }
+            #expect(seen == Set(numbers).sorted())
+            #expect(try env.read { try $0.count(db) } == Set(numbers).count)
+        }
+        #expect(BigEndianUInt64.encode(0x0102_0304_0506_0708) == [1, 2, 3, 4, 5, 6, 7, 8])
+    }
+
+    @Test func cursorsWalkForwardBackwardFromAKeyAndWithinAPrefix() throws {
+        try withEnvironment { env in
+            let db = try env.openDatabase(named: "c", keys: UTF8String.self, values: BigEndianUInt64.self)
+            let keys = ["a", "b1", "b2", "b3", "c", "d"]
+            try env.write { txn in for (i, key) in keys.enumerated() { try txn.put(db, key, UInt64(i)) } }
+            func walk(from: String? = nil, _ direction: LMDBDirection, prefix: String? = nil) throws -> [String] {
+                try env.read { txn in
+                    var out: [String] = []
+                    try txn.forEach(db, from: from, direction: direction, prefix: prefix.map { Array($0.utf8) }) { key, _ in
+                        out.append(key)
+                        return true
+                    }
+                    return out
+                }
+            }
+            #expect(try walk(.forward) == keys)
+            #expect(try walk(.backward) == keys.reversed())
+            #expect(try walk(from: "b2", .forward) == ["b2", "b3", "c", "d"])
+            #expect(try walk(from: "b25", .forward) == ["b3", "c", "d"])
+            #expect(try walk(from: "b25", .backward) == ["b2", "b1", "a"])
+            #expect(try walk(from: "zz", .backward) == keys.reversed())
+            #expect(try walk(.forward, prefix: "b") == ["b1", "b2", "b3"])
+            #expect(try walk(.backward, prefix: "b") == ["b3", "b2", "b1"])
+            #expect(try walk(from: "z", .backward, prefix: "b") == ["b3", "b2", "b1"])
+            #expect(try walk(from: "a", .forward, prefix: "b") == ["b1", "b2", "b3"])
+            // Stopping early.
+            let firstTwo = try env.read { txn in
+                var out: [String] = []
+                try txn.forEach(db) { key, _ in out.append(key); return out.count < 2 }
+                return out
+            }
+            #expect(firstTwo == ["a", "b1"])
+        }
+    }
+
+    @Test func putFlagsDeleteAndCount() throws {
+        try withEnvironment { env in
+            let db = try env.openDatabase(named: "f", keys: BigEndianUInt64.self, values: UTF8String.self)
+            try env.write { txn in
+                try txn.put(db, 1, "one", flags: .append)
+                try txn.put(db, 2, "two", flags: .append)
+                let notAppend = #expect(throws: LMDBError.self) { try txn.put(db, 1, "again", flags: .append) }
+                #expect(notAppend?.kind == .keyExists)
+                let exists = #expect(throws: LMDBError.self) { try txn.put(db, 2, "again", flags: .noOverwrite) }
+                #expect(exists?.kind == .keyExists)
+                #expect(try txn.delete(db, 1))
+                #expect(try !txn.delete(db, 1))
+            }
+            #expect(try env.read { try $0.count(db) } == 1)
+            #expect(try env.read { try $0.get(db, 2) } == "two")
+        }
+    }
+
+    @Test func errorsNameTheOperationCodeAndMessage() throws {
+        let error = LMDBError(operation: "mdb_put(events)", code: -30792)
+        #expect(error.kind == .mapFull)
+        #expect(error.description == "mdb_put(events): MDB_MAP_FULL: Environment mapsize limit reached (-30792)")
+        try withEnvironment { env in
+            let missing = #expect(throws: LMDBError.self) {
+                _ = try env.openDatabase(named: "nope", keys: RawBytes.self, values: RawBytes.self, create: false)
+            }
+            #expect(missing?.kind == .notFound)
+            #expect(missing?.description.hasPrefix("mdb_dbi_open(nope): MDB_NOTFOUND") == true)
+        }
+    }
+
+    @Test func mapFullGrowsTheMapInvisibly() throws {
+        try withEnvironment(LMDBEnvironmentOptions(mapSize: 256 << 10)) { env in
+            let db = try env.openDatabase(named: "big", keys: BigEndianUInt64.self, values: RawBytes.self)
+            let value = [UInt8](repeating: 0xAB, count: 4096)
+            var runs = 0
+            try env.write { txn in
+                runs += 1
+                for key in 0..<1024 { try txn.put(db, UInt64(key), value) }  // ~4 MiB
+            }
+            #expect(runs > 1)  // the closure re-ran after growth
+            #expect(env.mapSize >= 4 << 20)
+            #expect(try env.read { try $0.count(db) } == 1024)
+        }
+    }
+
+    @Test func aPathOpensOncePerProcess() throws {
+        try withTempDirectory { dir in
+            try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+            do {
+                let env = try LMDBEnvironment(directory: dir.url)
+                let error = #expect(throws: LMDBError.self) { _ = try LMDBEnvironment(directory: dir.url) }
+                #expect(error?.kind == .alreadyOpen)
+                withExtendedLifetime(env) {}
+            }
+            // Released: it opens again.
+            _ = try LMDBEnvironment(directory: dir.url)
+        }
+    }
+
+    @Test func readOnlyEnvironmentsRefuseWrites() throws {
+        try withTempDirectory { dir in
+            try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+            do {
+                let env = try LMDBEnvironment(directory: dir.url)
+                _ = try env.openDatabase(named: "x", keys: RawBytes.self, values: RawBytes.self)
+            }
+            let env = try LMDBEnvironment(directory: dir.url, options: LMDBEnvironmentOptions(readOnly: true))
+            let error = #expect(throws: LMDBError.self) { try env.write { _ in } }
+            #expect(error?.kind == .system)
+            _ = try env.openDatabase(named: "x", keys: RawBytes.self, values: RawBytes.self)
+        }
+    }
+
+    @Test func crc32cCheckVector() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(CRC32C.checksum([UInt8]()) == 0)
+    }
+}

@@ -1,3 +1,0 @@
-import Testing
-@testable import EventStoreLMDB
-@Test func storePlaceholder() { #expect(Bool(true)) }
