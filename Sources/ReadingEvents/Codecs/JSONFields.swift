@@ -58,7 +58,8 @@ struct JSONFields {
         } catch let error as EventDecodingError {
             throw error
         } catch {
-            throw EventDecodingError(field: path(key), problem: .malformed, detail: "\(error)")
+            // Foundation's own parse errors, e.g. `4.5` for an integer.
+            throw EventDecodingError(field: path(key), problem: .wrongType, detail: "expected \(expected)")
         }
     }
 
