@@ -35,14 +35,17 @@ extension EventLog {
 
     /// The event with `eventID`, or nil.
     public func event(withID eventID: UUID) throws -> RecordedEvent? {
-        try environment.read { txn in
-            guard let position = try txn.get(eventIDs, EventRecord.uuidBytes(eventID)) else { return nil }
-            guard let event = try event(at: position, in: txn), event.eventID == eventID else {
-                throw EventStoreError.corruptRecord(
-                    position: position, reason: "the eventIDs index points here for \(eventID) but the record differs")
-            }
-            return event
+        try environment.read { txn in try event(withID: eventID, in: txn) }
+    }
+
+    /// The event with this ID, read by `txn`, or nil when it is not stored.
+    public func event(withID eventID: UUID, in txn: ReadTransaction) throws -> RecordedEvent? {
+        guard let position = try txn.get(eventIDs, EventRecord.uuidBytes(eventID)) else { return nil }
+        guard let event = try event(at: position, in: txn), event.eventID == eventID else {
+            throw EventStoreError.corruptRecord(
+                position: position, reason: "the eventIDs index points here for \(eventID) but the record differs")
         }
+        return event
     }
 
     /// Up to `limit` events with positions at or after `position`, in order, read by `txn`.

@@ -17,6 +17,15 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidStreamName(String)
     /// The name is reserved for the log's own databases.
     case reservedDatabaseName(String)
+    /// A stored record passed its checksum but its payload does not decode as an event
+    /// (written by a broken build, or tampered with and re-checksummed).
+    case undecodableEvent(position: UInt64, detail: String)
+    /// A persisted view record does not decode; `replay rebuild` restores it from the log.
+    case corruptView(detail: String)
+    /// A view write was attempted through a read transaction (a programming error).
+    case readOnlyViews
+    /// An argument breaks a rule.
+    case invalidArgument(field: String, detail: String)
 
     /// A sentence naming the failure.
     public var description: String {
@@ -30,6 +39,10 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case .corruptRecord(let position, let reason): return "corrupt record at position \(position): \(reason)"
         case .invalidStreamName(let name): return "invalid stream name \(name.debugDescription)"
         case .reservedDatabaseName(let name): return "database name \(name) is reserved by the event log"
+        case .undecodableEvent(let position, let detail): return "event at position \(position) does not decode: \(detail)"
+        case .corruptView(let detail): return "a stored view record is damaged (run `replay rebuild`): \(detail)"
+        case .readOnlyViews: return "views were written through a read transaction"
+        case .invalidArgument(let field, let detail): return "\(field): \(detail)"
         }
     }
 }

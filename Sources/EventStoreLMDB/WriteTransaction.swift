@@ -48,4 +48,10 @@ public final class WriteTransaction: ReadTransaction {
         try LMDBError.check(rc, "mdb_del(\(database.name))")
         return true
     }
+
+    /// Removes every entry of `database` (`mdb_drop` without deleting the database itself).
+    public func removeAll<Key, Value>(_ database: LMDBDatabase<Key, Value>) throws {
+        try ensureActive("mdb_drop(\(database.name))")
+        try LMDBError.check(mdb_drop(handle, database.handle, 0), "mdb_drop(\(database.name))")
+    }
 }

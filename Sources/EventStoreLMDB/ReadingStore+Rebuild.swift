@@ -1,0 +1,102 @@
+import Crypto
+import Foundation
+import Projections
+import ReadingEvents
+
+/// What a rebuild did.
+///
+/// `Sendable`: plain values.
+public struct RebuildReport: Sendable, Hashable {
+    /// Events folded.
+    public var events: UInt64
+    /// Wall-clock seconds.
+    public var seconds: Double
+    /// Events per second.
+    public var eventsPerSecond: Double { seconds > 0 ? Double(events) / seconds : 0 }
+    /// The digest of the rebuilt views (see ``ReadingStore/viewDigest()``).
+    public var digest: String
+}
+
+extension ReadingStore {
+    /// Events folded per write transaction during a rebuild.
+    public static let rebuildChunkSize = 20_000
+
+    /// Drops every view and folds the whole log again.
+    ///
+    /// The new views are written into the inactive generation in chunks of short write
+    /// transactions, then one commit folds what was appended meanwhile and makes them active. A
+    /// crash (or an error) before that commit leaves the active views as they were.
+    ///
+    /// - Parameter progress: called after each chunk with (events folded, events in the log).
+    public func rebuild(progress: ((UInt64, UInt64) -> Void)? = nil) throws -> RebuildReport {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let target = try log.environment.write { txn -> Int in
+            let target = 1 - (try activeGeneration(txn))
+            for (_, table) in generations[target].all { try txn.removeAll(table) }
+            try setCheckpoint(txn, generation: target, 0)
+            return target
+        }
+        var folded: UInt64 = 0
+        while true {
+            let (count, total) = try log.environment.write { txn -> (Int, UInt64) in
+                let count = try fold(into: target, txn, limit: Self.rebuildChunkSize)
+                return (count, try log.lastPosition(in: txn))
+            }
+            folded += UInt64(count)
+            progress?(folded, total)
+            if count < Self.rebuildChunkSize { break }
+        }
+        try log.environment.write { txn in
+            folded += UInt64(try fold(into: target, txn, limit: .max))
+            let old = try activeGeneration(txn)
+            try txn.put(viewMeta, "generation", [UInt8(target)])
+            for (_, table) in generations[old].all { try txn.removeAll(table) }
+            try setCheckpoint(txn, generation: old, 0)
+        }
+        let elapsed = started.duration(to: clock.now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return RebuildReport(events: folded, seconds: seconds, digest: try viewDigest())
+    }
+
+    /// Folds up to `limit` events after generation `target`'s checkpoint into its tables.
+    private func fold(into target: Int, _ txn: WriteTransaction, limit: Int) throws -> Int {
+        let from = try checkpoint(txn, generation: target)
+        let last = try log.lastPosition(in: txn)
+        guard last > from else { return 0 }
+        var views = LMDBViewStore(txn: txn, tables: generations[target])
+        let projector = ReadingProjector(dayStartHour: dayStartHour)
+        var count = 0
+        var position = from
+        while count < limit, position < last {
+            let records = try log.events(from: position + 1, limit: min(EventLog.readChunkSize, limit - count), in: txn)
+            guard !records.isEmpty else { break }
+            for record in records { try projector.apply(try Self.envelope(of: record), to: &views) }
+            position = records.last!.position
+            count += records.count
+        }
+        try setCheckpoint(txn, generation: target, position)
+        return count
+    }
+
+    /// A SHA-256 digest (hex) of every persisted view record of the active generation, in key
+    /// order, with the checkpoint: equal digests mean byte-identical views.
+    public func viewDigest() throws -> String {
+        try log.environment.read { txn in
+            let generation = try activeGeneration(txn)
+            var hasher = SHA256()
+            for (name, table) in generations[generation].all {
+                hasher.update(data: Array(name.utf8))
+                try txn.forEach(table) { key, value in
+                    withUnsafeBytes(of: UInt32(key.count).bigEndian) { hasher.update(bufferPointer: $0) }
+                    hasher.update(data: key)
+                    withUnsafeBytes(of: UInt32(value.count).bigEndian) { hasher.update(bufferPointer: $0) }
+                    hasher.update(data: value)
+                    return true
+                }
+            }
+            withUnsafeBytes(of: try checkpoint(txn, generation: generation).bigEndian) { hasher.update(bufferPointer: $0) }
+            return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        }
+    }
+}

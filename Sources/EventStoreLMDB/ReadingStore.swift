@@ -1,0 +1,263 @@
+import Foundation
+import Projections
+import ReadingEvents
+
+/// The store host apps use: a reader's history as events in an LMDB log, with every view kept in
+/// the same LMDB file and updated in the same transaction as the events it folds.
+///
+/// - ``execute(_:book:context:)`` validates a command with ReadingEvents, appends its events and
+///   folds them into the views in one write transaction: either all of it is committed or nothing.
+/// - Queries read the persisted views in one short read transaction; none folds history.
+/// - Opening a store whose views lag its log (events appended by a process that did not fold
+///   them, or a crash of an older build) folds the missing events before returning.
+///
+/// `Sendable`: it holds only `Sendable` handles; LMDB serializes writers, and every method opens
+/// its own transaction.
+public final class ReadingStore: Sendable {
+    /// The event log underneath (raw records; use this type's methods for decoded events).
+    public let log: EventLog
+    /// The hour at which reading days start (0 = midnight), fixed when the store was created.
+    public let dayStartHour: Int
+
+    let generations: [ViewDatabases]
+    let viewMeta: LMDBDatabase<UTF8String, RawBytes>
+    let readerIndex: LMDBDatabase<RawBytes, RawBytes>
+
+    /// Opens (or creates) a store in `directory`.
+    ///
+    /// - Parameters:
+    ///   - dayStartHour: for a new store, the hour at which reading days start (0 ... 23); an
+    ///     existing store keeps the hour it was created with (views depend on it).
+    ///   - options: LMDB environment options (map size, readers).
+    public static func open(at directory: URL, dayStartHour: Int = 0,
+                            options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> ReadingStore {
+        let log = try EventLog.open(at: directory, options: options)
+        return try ReadingStore(log: log, dayStartHour: dayStartHour)
+    }
+
+    init(log: EventLog, dayStartHour requested: Int) throws {
+        self.log = log
+        viewMeta = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: RawBytes.self)
+        readerIndex = try log.openDatabase(named: "index.reader", keys: RawBytes.self, values: RawBytes.self)
+        generations = [try ViewDatabases(log: log, generation: 0), try ViewDatabases(log: log, generation: 1)]
+        let meta = viewMeta
+        guard (0...23).contains(requested) else {
+            throw EventStoreError.invalidArgument(field: "dayStartHour", detail: "\(requested) is outside 0 ... 23")
+        }
+        dayStartHour = try log.environment.write { txn -> Int in
+            if let stored = try txn.get(meta, "dayStartHour"), let hour = stored.first { return Int(hour) }
+            try txn.put(meta, "dayStartHour", [UInt8(requested)])
+            return requested
+        }
+        try catchUp()
+    }
+
+    // MARK: Generations and checkpoints
+
+    func activeGeneration(_ txn: ReadTransaction) throws -> Int {
+        Int(try txn.get(viewMeta, "generation")?.first ?? 0) & 1
+    }
+
+    func checkpoint(_ txn: ReadTransaction, generation: Int) throws -> UInt64 {
+        guard let bytes = try txn.get(viewMeta, "checkpoint.g\(generation)"), bytes.count == 8 else { return 0 }
+        return bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    func setCheckpoint(_ txn: WriteTransaction, generation: Int, _ position: UInt64) throws {
+        try txn.put(viewMeta, "checkpoint.g\(generation)", (0..<8).map { UInt8(truncatingIfNeeded: position >> (56 - 8 * UInt64($0))) })
+    }
+
+    /// The position up to which the active views have folded the log.
+    public func viewCheckpoint() throws -> UInt64 {
+        try log.environment.read { txn in try checkpoint(txn, generation: activeGeneration(txn)) }
+    }
+
+    // MARK: Folding
+
+    /// Decodes a stored record into its envelope (through the one upcast path).
+    public static func envelope(of record: RecordedEvent) throws -> EventEnvelope {
+        guard let stream = StreamID(record.stream) else {
+            throw EventStoreError.corruptRecord(position: record.position, reason: "stream name \"\(record.stream)\" is not a reader or book stream")
+        }
+        do {
+            return try BinaryEventCodec.decode(record.payload, position: record.position, eventID: EventID(record.eventID),
+                                               stream: stream, streamVersion: record.streamVersion)
+        } catch {
+            throw EventStoreError.undecodableEvent(position: record.position, detail: error.description)
+        }
+    }
+
+    /// Folds every logged event after the active checkpoint, in chunks of short write
+    /// transactions; returns how many were folded.
+    @discardableResult
+    func catchUp() throws -> Int {
+        var folded = 0
+        while true {
+            let count = try log.environment.write { txn -> Int in try foldPending(txn, limit: EventLog.readChunkSize) }
+            folded += count
+            if count < EventLog.readChunkSize { return folded }
+        }
+    }
+
+    /// Folds up to `limit` events after the active checkpoint inside `txn`.
+    func foldPending(_ txn: WriteTransaction, limit: Int = .max) throws -> Int {
+        let generation = try activeGeneration(txn)
+        let from = try checkpoint(txn, generation: generation)
+        let last = try log.lastPosition(in: txn)
+        guard last > from else { return 0 }
+        let records = try log.events(from: from + 1, limit: min(limit, Int(last - from)), in: txn)
+        var views = LMDBViewStore(txn: txn, tables: generations[generation])
+        let projector = ReadingProjector(dayStartHour: dayStartHour)
+        for record in records {
+            let envelope = try Self.envelope(of: record)
+            try projector.apply(envelope, to: &views)
+            try txn.put(readerIndex, envelope.reader.bytes + Self.be64(record.position), [])
+        }
+        if let lastFolded = records.last?.position { try setCheckpoint(txn, generation: generation, lastFolded) }
+        return records.count
+    }
+
+    static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }
+
+    // MARK: Commands
+
+    /// Validates a book command against the book's history, appends the events it decides and
+    /// folds them into the views, all in one write transaction.
+    ///
+    /// Retrying a command with the same ``CommandContext/commandID`` (after a crash or a lost
+    /// reply) returns the events stored the first time and appends nothing.
+    ///
+    /// - Throws: ``ValidationError`` for a rejected command (nothing is written), or a store error.
+    @discardableResult
+    public func execute(_ command: BookCommand, book: BookID, context: CommandContext) throws -> [EventEnvelope] {
+        let stream = StreamID.book(reader: context.reader, book: book)
+        return try execute(stream: stream, context: context) { envelopes in
+            var state = BookState()
+            for envelope in envelopes { state.apply(envelope.event, occurredAt: envelope.occurredAt) }
+            return try command.decide(for: book, in: state, at: context.occurredAt)
+        }
+    }
+
+    /// Validates a reader command (home order, profile), appends and folds it in one transaction.
+    @discardableResult
+    public func execute(_ command: ReaderCommand, context: CommandContext) throws -> [EventEnvelope] {
+        try execute(stream: .reader(context.reader), context: context) { envelopes in
+            var state = ReaderState()
+            for envelope in envelopes { state.apply(envelope.event) }
+            return try command.decide(in: state)
+        }
+    }
+
+    private func execute(stream: StreamID, context: CommandContext,
+                         decide: ([EventEnvelope]) throws -> [ReadingEvent]) throws -> [EventEnvelope] {
+        let result = try log.environment.write { txn -> (stored: [EventEnvelope], isNew: Bool) in
+            // Fold anything another writer appended without folding, so views stay exactly-once.
+            _ = try foldPending(txn)
+            if try log.event(withID: context.commandID.uuid, in: txn) != nil {
+                var stored: [EventEnvelope] = []
+                while let record = try log.event(withID: context.eventID(at: stored.count).uuid, in: txn) {
+                    stored.append(try Self.envelope(of: record))
+                }
+                return (stored, false)
+            }
+            let history = try log.readStream(stream.description, from: 1, limit: .max, in: txn).map(Self.envelope(of:))
+            let events = try decide(history)
+            guard !events.isEmpty else { return ([], false) }
+            var envelopes = try context.envelopes(for: events)
+            let payloads = envelopes.map { NewEvent(eventID: $0.eventID.uuid, payload: BinaryEventCodec.encode($0)) }
+            let appended = try log.append(payloads, to: stream.description,
+                                          expectedVersion: history.isEmpty ? .noStream : .exactly(UInt64(history.count)), in: txn)
+            for (index, entry) in appended.entries.enumerated() {
+                envelopes[index].position = entry.position
+                envelopes[index].streamVersion = entry.streamVersion
+                envelopes[index].stream = stream
+            }
+            _ = try foldPending(txn)
+            return (envelopes, true)
+        }
+        if result.isNew { log.notifyObservers() }
+        return result.stored
+    }
+
+    /// Appends envelopes made elsewhere (an import), skipping event IDs already stored, and folds
+    /// them, all in one write transaction. Envelopes are appended in order, each to its own
+    /// stream with no version check (the history already happened); their positions are assigned
+    /// anew. Returns how many were new.
+    @discardableResult
+    public func appendRecorded(_ envelopes: [EventEnvelope]) throws -> Int {
+        let parts = envelopes.map { envelope in
+            StreamAppend(stream: envelope.stream.description, expectedVersion: .any,
+                         events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
+        }
+        let written = try log.environment.write { txn -> Int in
+            _ = try foldPending(txn)
+            let result = try log.append(parts, in: txn)
+            _ = try foldPending(txn)
+            return result.writtenCount
+        }
+        if written > 0 { log.notifyObservers() }
+        return written
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` over the active views in one read transaction.
+    public func withViews<R>(_ body: (any ViewStore) throws -> R) throws -> R {
+        try log.environment.read { txn in
+            try body(LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)]))
+        }
+    }
+
+    /// Decoded events from `position` on, at most `limit`, in log order.
+    public func events(from position: UInt64 = 1, limit: Int = .max) throws -> [EventEnvelope] {
+        try log.read(from: position, limit: limit).map(Self.envelope(of:))
+    }
+
+    /// The audit trail: every event of `reader` (optionally of one book), in log order.
+    public func auditTrail(reader: ReaderID, book: BookID? = nil) throws -> [EventEnvelope] {
+        if let book {
+            return try log.readStream(StreamID.book(reader: reader, book: book).description).map(Self.envelope(of:))
+        }
+        var positions: [UInt64] = []
+        try log.environment.read { txn in
+            try txn.forEach(readerIndex, prefix: reader.bytes) { key, _ in
+                positions.append(key.suffix(8).reduce(0) { $0 << 8 | UInt64($1) })
+                return true
+            }
+        }
+        var result: [EventEnvelope] = []
+        result.reserveCapacity(positions.count)
+        for chunk in stride(from: 0, to: positions.count, by: EventLog.readChunkSize) {
+            try log.environment.read { txn in
+                for position in positions[chunk..<min(positions.count, chunk + EventLog.readChunkSize)] {
+                    guard let record = try log.event(at: position, in: txn) else { continue }
+                    result.append(try Self.envelope(of: record))
+                }
+            }
+        }
+        return result
+    }
+
+    /// Every reader with events in the store.
+    public func readers() throws -> [ReaderID] { try withViews { try $0.readers() } }
+
+    /// Positions of new events of `reader` as they are appended (by this or another process; see
+    /// ``EventLog/events(after:pollInterval:)`` for the delay bound).
+    public func changes(for reader: ReaderID, after position: UInt64? = nil) throws -> AsyncThrowingStream<UInt64, Error> {
+        let start = try position ?? log.lastPosition()
+        let source = log.events(after: start)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await record in source {
+                        if try Self.envelope(of: record).reader == reader { continuation.yield(record.position) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
