@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Projections
 import ReadingEvents
@@ -79,24 +78,23 @@ extension ReadingStore {
         return count
     }
 
-    /// A SHA-256 digest (hex) of every persisted view record of the active generation, in key
-    /// order, with the checkpoint: equal digests mean byte-identical views.
+    /// The digest of the active views (see ``ViewDigest``): equal digests mean identical views.
     public func viewDigest() throws -> String {
-        try log.environment.read { txn in
-            let generation = try activeGeneration(txn)
-            var hasher = SHA256()
-            for (name, table) in generations[generation].all {
-                hasher.update(data: Array(name.utf8))
-                try txn.forEach(table) { key, value in
-                    withUnsafeBytes(of: UInt32(key.count).bigEndian) { hasher.update(bufferPointer: $0) }
-                    hasher.update(data: key)
-                    withUnsafeBytes(of: UInt32(value.count).bigEndian) { hasher.update(bufferPointer: $0) }
-                    hasher.update(data: value)
-                    return true
-                }
-            }
-            withUnsafeBytes(of: try checkpoint(txn, generation: generation).bigEndian) { hasher.update(bufferPointer: $0) }
-            return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        try withViews { views in try ViewDigest.of(views) }
+    }
+
+    /// Folds the whole log in memory, without writing anything, and returns the digest of the
+    /// views it gives: `verify` compares it with ``viewDigest()``.
+    public func freshFoldDigest(progress: ((UInt64) -> Void)? = nil) throws -> String {
+        var views = InMemoryViewStore()
+        let projector = ReadingProjector(dayStartHour: dayStartHour)
+        var count: UInt64 = 0
+        try log.forEachEvent(from: 1) { record in
+            try projector.apply(try Self.envelope(of: record), to: &views)
+            count += 1
+            if count % 100_000 == 0 { progress?(count) }
+            return true
         }
+        return try ViewDigest.of(views)
     }
 }

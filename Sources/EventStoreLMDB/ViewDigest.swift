@@ -1,0 +1,47 @@
+import Crypto
+import Projections
+import ReadingEvents
+
+/// A SHA-256 digest of every view of every reader, read through the ``ViewStore`` protocol in a
+/// canonical order and encoded with the persisted record codec. The persisted views and views
+/// folded in memory give the same digest exactly when they hold the same records, so the digest
+/// compares a store's views with a fresh fold without writing anything.
+///
+/// `Sendable`: a namespace.
+public enum ViewDigest {
+    /// The whole calendar the views can hold.
+    static let allDays = LocalDate(dayNumber: -719_162)...LocalDate(dayNumber: 2_932_896)
+    static let allMonths = YearMonth(year: 1, month: 1)...YearMonth(year: 9999, month: 12)
+
+    /// The hex digest of `views`.
+    public static func of(_ views: some ViewStore) throws -> String {
+        var hasher = SHA256()
+        func add(_ tag: String, _ bytes: [UInt8]) {
+            hasher.update(data: Array(tag.utf8))
+            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: bytes)
+        }
+        for reader in try views.readers() {
+            add("reader", reader.bytes)
+            if let view = try views.readerView(reader: reader) { add("readerView", ViewRecordCodec.encode(view)) }
+            for book in try views.bookViews(reader: reader) {
+                add("book", ViewRecordCodec.encode(book))
+                for (day, total) in try views.bookDayTotals(reader: reader, book: book.book, in: allDays) {
+                    add("bookDay", ViewKeys.day(day) + ViewRecordCodec.encode(total))
+                }
+            }
+            for (day, total) in try views.dayTotals(reader: reader, in: allDays) {
+                add("day", ViewKeys.day(day) + ViewRecordCodec.encode(total))
+            }
+            for (month, total) in try views.monthTotals(reader: reader, in: allMonths) {
+                add("month", ViewKeys.month(month) + ViewRecordCodec.encode(total))
+            }
+            add("buckets", ViewRecordCodec.encode(try views.bucketTotals(reader: reader)))
+            for run in try views.streakRuns(reader: reader) { add("run", ViewRecordCodec.encode(run)) }
+        }
+        return hasher.finalize().map { byte in
+            let hex = Array("0123456789abcdef")
+            return String([hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+        }.joined()
+    }
+}
