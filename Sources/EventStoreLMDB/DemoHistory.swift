@@ -23,10 +23,15 @@ public enum DemoHistory {
         public var seed: UInt64
         /// The first day of the history.
         public var firstDay: LocalDate
+        /// The index of the first reader (readers are numbered; zones and titles rotate by index),
+        /// so a large history can be generated in batches of readers.
+        public var firstReaderIndex: Int
         /// Creates options; defaults give about 4 readers × 180 days (a few thousand events).
         public init(readers: Int = 4, days: Int = 180, seed: UInt64 = 20_261_121,
-                    firstDay: LocalDate = LocalDate(dayNumber: 20_089)) {   // 2025-01-01
+                    firstDay: LocalDate = LocalDate(dayNumber: 20_089),   // 2025-01-01
+                    firstReaderIndex: Int = 0) {
             self.readers = readers; self.days = days; self.seed = seed; self.firstDay = firstDay
+            self.firstReaderIndex = firstReaderIndex
         }
     }
 
@@ -57,7 +62,7 @@ public enum DemoHistory {
     /// Generates the history, in the order a store would have recorded it (by `recordedAt`).
     public static func generate(_ options: Options = Options()) -> [EventEnvelope] {
         var perReader: [[EventEnvelope]] = []
-        for index in 0..<options.readers {
+        for index in options.firstReaderIndex..<(options.firstReaderIndex + options.readers) {
             var generator = ReaderGenerator(index: index, options: options)
             generator.run()
             perReader.append(generator.envelopes)
@@ -134,7 +139,13 @@ public enum DemoHistory {
 
         mutating func emit(_ command: BookCommand, book: BookID, at: Timestamp, recordedAt: Timestamp? = nil) {
             var state = books[book] ?? BookState()
-            guard let events = try? command.decide(for: book, in: state, at: at), !events.isEmpty else { return }
+            let decided: [ReadingEvent]
+            do { decided = try command.decide(for: book, in: state, at: at) } catch {
+                if ProcessInfo.processInfo.environment["DEMO_DEBUG"] != nil { print("REJECTED \(command): \(error)") }
+                return
+            }
+            guard !decided.isEmpty else { return }
+            let events = decided
             let context = CommandContext(reader: reader, occurredAt: at, timeZone: zone, recordedAt: recordedAt ?? at,
                                          commandID: EventID(random.uuid()))
             guard let made = try? context.envelopes(for: events) else { return }
@@ -177,19 +188,24 @@ public enum DemoHistory {
                 }
                 guard random.chance(0.82) else { continue }       // some days without reading
                 let readings = random.int(1...3)
+                // Readings of a day happen one after another: each starts after the previous ended.
+                var earliest = instant(day, hour: 6, minute: 0)
                 for r in 0..<readings {
                     guard !reading.isEmpty else { break }
                     let book = reading[random.int(0...(reading.count - 1))]
-                    let hour = [7, 12, 19, 22, 23][min(4, r + random.int(0...2))]
-                    let at = instant(day, hour: hour, minute: random.int(0...59))
-                    read(book, on: day, at: at)
+                    let hour = [7, 12, 19, 22, 23][min(4, r * 2 + random.int(0...1))]
+                    let at = max(earliest, instant(day, hour: hour, minute: random.int(0...59)))
+                    earliest = read(book, on: day, at: at).adding(seconds: 60)
                 }
                 extras(on: day)
             }
         }
 
-        mutating func read(_ book: BookID, on day: LocalDate, at: Timestamp) {
-            guard let state = books[book], let pageCount = state.metadata?.pageCount else { return }
+        /// One reading; returns when it ended.
+        @discardableResult
+        mutating func read(_ book: BookID, on day: LocalDate, at: Timestamp) -> Timestamp {
+            guard let state = books[book], let pageCount = state.metadata?.pageCount else { return at }
+            var ended = at
             let step = random.int(5...45)
             let target = min(pageCount, state.position + step)
             if random.chance(0.35) {
@@ -205,10 +221,11 @@ public enum DemoHistory {
                     end = end.adding(seconds: 600)
                 }
                 if random.chance(0.01), openSession == nil {
-                    openSession = (book, session)     // never stopped
-                    return
+                    openSession = (book, session)     // never stopped: a crashed app's timer
+                    return end
                 }
                 emit(.finishSession(session, endPosition: target, durationSeconds: minutes * 60), book: book, at: end)
+                ended = end
             } else if random.chance(0.08) {
                 // Back-dated: recorded the next morning for last night.
                 emit(.recordPages(position: target), book: book, at: at, recordedAt: at.adding(seconds: 36_000))
@@ -216,14 +233,15 @@ public enum DemoHistory {
                 emit(.recordPages(position: target), book: book, at: at)
             }
             if random.chance(0.02), let current = books[book]?.position, current > 10 {
-                emit(.correctProgress(position: current - random.int(1...10)), book: book, at: at.adding(seconds: 120))
+                emit(.correctProgress(position: current - random.int(1...10)), book: book, at: ended.adding(seconds: 120))
             }
-            if books[book]?.position == pageCount { finish(book, on: day, at: at.adding(seconds: 300)) }
+            if books[book]?.position == pageCount { finish(book, on: day, at: ended.adding(seconds: 300)) }
             else if !didNotFinishDone, random.chance(0.004) {
                 didNotFinishDone = true
-                emit(.setStatus(.didNotFinish), book: book, at: at.adding(seconds: 300))
+                emit(.setStatus(.didNotFinish), book: book, at: ended.adding(seconds: 300))
                 reading.removeAll { $0 == book }
             }
+            return ended.adding(seconds: 600)
         }
 
         mutating func finish(_ book: BookID, on day: LocalDate, at: Timestamp) {

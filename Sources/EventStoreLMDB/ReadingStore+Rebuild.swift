@@ -17,6 +17,9 @@ public struct RebuildReport: Sendable, Hashable {
 }
 
 extension ReadingStore {
+    /// The names of the persisted views, for ``rebuild(view:progress:)``.
+    public static let viewNames = ViewDatabases.tableNames
+
     /// Events folded per write transaction during a rebuild.
     public static let rebuildChunkSize = 20_000
 
@@ -27,7 +30,13 @@ extension ReadingStore {
     /// crash (or an error) before that commit leaves the active views as they were.
     ///
     /// - Parameter progress: called after each chunk with (events folded, events in the log).
-    public func rebuild(progress: ((UInt64, UInt64) -> Void)? = nil) throws -> RebuildReport {
+    /// - Parameter view: rebuild only this view (one of ``viewNames``); the others stay as they are.
+    ///   All views are folded into the inactive generation either way, and the chosen one is
+    ///   copied into the active generation in the final commit.
+    public func rebuild(view: String? = nil, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> RebuildReport {
+        if let view, !Self.viewNames.contains(view) {
+            throw EventStoreError.invalidArgument(field: "view", detail: "\"\(view)\" is not a view; views are \(Self.viewNames.joined(separator: ", "))")
+        }
         let clock = ContinuousClock()
         let started = clock.now
         let target = try log.environment.write { txn -> Int in
@@ -49,6 +58,20 @@ extension ReadingStore {
         try log.environment.write { txn in
             folded += UInt64(try fold(into: target, txn, limit: .max))
             let old = try activeGeneration(txn)
+            if let view {
+                // Copy the one rebuilt table into the active generation, then clear the shadow.
+                let source = generations[target].all.first { $0.name == view }!.table
+                let destination = generations[old].all.first { $0.name == view }!.table
+                try txn.removeAll(destination)
+                try txn.forEach(source) { key, value in
+                    try txn.put(destination, key, value)
+                    return true
+                }
+                try foldPending(txn)
+                for (_, table) in generations[target].all { try txn.removeAll(table) }
+                try setCheckpoint(txn, generation: target, 0)
+                return
+            }
             try txn.put(viewMeta, "generation", [UInt8(target)])
             for (_, table) in generations[old].all { try txn.removeAll(table) }
             try setCheckpoint(txn, generation: old, 0)

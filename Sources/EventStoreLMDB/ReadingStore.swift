@@ -100,6 +100,7 @@ public final class ReadingStore: Sendable {
     }
 
     /// Folds up to `limit` events after the active checkpoint inside `txn`.
+    @discardableResult
     func foldPending(_ txn: WriteTransaction, limit: Int = .max) throws -> Int {
         let generation = try activeGeneration(txn)
         let from = try checkpoint(txn, generation: generation)

@@ -1,0 +1,133 @@
+import ArgumentParser
+import EventStoreLMDB
+import Foundation
+import ReadingEvents
+
+extension Replay {
+    struct Audit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The full history in order: position, local time and zone, reader, event type and fields.")
+
+        @OptionGroup var options: StoreOptions
+        @Option(help: "Only this reader (UUID).") var reader: String?
+        @Option(help: "Only this book (UUID; needs --reader).") var book: String?
+        @Option(help: "Only events that occurred at or after this ISO 8601 date or instant.") var since: String?
+        @Option(help: "Only events that occurred at or before this ISO 8601 date or instant.") var until: String?
+        @Option(help: "Only events of this type tag (e.g. PagesRead).") var type: String?
+        @Flag(help: "Print JSON Lines (the export format) instead of text.") var json = false
+
+        func validate() throws {
+            if let reader, ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
+            if let book {
+                guard BookID(uuidString: book) != nil else { throw ValidationError("--book \"\(book)\" is not a UUID") }
+                guard reader != nil else { throw ValidationError("--book needs --reader") }
+            }
+            if let type, !EventType.known.map(\.tag).contains(type) {
+                throw ValidationError("--type \"\(type)\" is not an event type; types are \(EventType.known.map(\.tag).joined(separator: ", "))")
+            }
+            let a = try since.map { try parseInstant($0, zone: .utc) }
+            let b = try until.map { try parseInstant($0, zone: .utc, endOfDay: true) }
+            if let a, let b, a > b { throw ValidationError("--since \(since!) is after --until \(until!)") }
+        }
+
+        func run() throws {
+            let store = try options.openExisting()
+            let sinceT = try since.map { try parseInstant($0, zone: .utc) }
+            let untilT = try until.map { try parseInstant($0, zone: .utc, endOfDay: true) }
+            let clock = LocalClockBox(dayStartHour: 0)
+            func emit(_ e: EventEnvelope) {
+                if let sinceT, e.occurredAt < sinceT { return }
+                if let untilT, e.occurredAt > untilT { return }
+                if let type, e.type.tag != type { return }
+                if json { print(JSONEventCodec.encodeLine(e)); return }
+                let local = clock.local(e.occurredAt, e.timeZone)
+                let fields = String(decoding: JSONEventCodec.encode(e), as: UTF8.self)
+                let data = (try? JSONSerialization.jsonObject(with: Data(fields.utf8)) as? [String: Any])?["data"]
+                let dataText = data.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .withoutEscapingSlashes]) }
+                    .map { String(decoding: $0, as: UTF8.self) } ?? "null"
+                print("\(e.position)\t\(local) \(e.timeZone)\t\(e.reader)\t\(e.type)\t\(dataText)")
+            }
+            if let reader = reader.flatMap(ReaderID.init(uuidString:)) {
+                for e in try store.auditTrail(reader: reader, book: book.flatMap(BookID.init(uuidString:))) { emit(e) }
+            } else {
+                try store.log.forEachEvent(from: 1) { record in emit(try ReadingStore.envelope(of: record)); return true }
+            }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the history as JSON Lines on stdout (one envelope per line; see the README for the format).")
+
+        @OptionGroup var options: StoreOptions
+        @Option(help: "Only this reader's events (UUID).") var reader: String?
+
+        func validate() throws {
+            if let reader, ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
+        }
+
+        func run() throws {
+            let store = try options.openExisting()
+            let out = FileHandle.standardOutput
+            var buffer: [UInt8] = []
+            func flush() { out.write(Data(buffer)); buffer.removeAll(keepingCapacity: true) }
+            func emit(_ e: EventEnvelope) {
+                buffer += JSONEventCodec.encode(e); buffer.append(0x0A)
+                if buffer.count > 1 << 20 { flush() }
+            }
+            if let reader = reader.flatMap(ReaderID.init(uuidString:)) {
+                for e in try store.auditTrail(reader: reader) { emit(e) }
+            } else {
+                try store.log.forEachEvent(from: 1) { record in emit(try ReadingStore.envelope(of: record)); return true }
+            }
+            flush()
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a JSON Lines file (the export format), all or nothing; events already stored are skipped.",
+            discussion: """
+                Every line is decoded and checked first; a malformed line stops the import with its line number \
+                and nothing of the file is imported. Event IDs already in the store are skipped, so importing \
+                the same file twice adds nothing. Imported events get new positions in this store, in file order.
+                """)
+
+        @OptionGroup var options: StoreOptions
+        @Argument(help: "The JSON Lines file (- for stdin).") var file: String
+
+        func run() throws {
+            let data: Data
+            if file == "-" { data = FileHandle.standardInput.readDataToEndOfFile() } else {
+                guard let contents = FileManager.default.contents(atPath: file) else { throw ReplayError("cannot read \(file)") }
+                data = contents
+            }
+            var envelopes: [EventEnvelope] = []
+            var lineNumber = 0
+            for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                lineNumber += 1
+                if line.isEmpty || line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+                do {
+                    envelopes.append(try JSONEventCodec.decode(line))
+                } catch {
+                    throw ReplayError("\(file) line \(lineNumber): \(error); nothing was imported")
+                }
+            }
+            let store = try ReadingStore.open(at: options.url)
+            let added = try store.appendRecorded(envelopes)
+            print("imported \(added) new events of \(envelopes.count) from \(file) (\(envelopes.count - added) already stored)")
+        }
+    }
+}
+
+/// The local time of an instant in its zone, for the audit listing.
+struct LocalClockBox {
+    let dayStartHour: Int
+    func local(_ t: Timestamp, _ zone: ZoneID) -> String {
+        let offset = zone.timeZone.secondsFromGMT(for: t.date)
+        let shifted = Timestamp(microseconds: t.microseconds + Int64(offset) * 1_000_000).description
+        let sign = offset >= 0 ? "+" : "-"
+        let hh = abs(offset) / 3600, mm = abs(offset) % 3600 / 60
+        return String(shifted.prefix(19)) + String(format: "%@%02d:%02d", sign, hh, mm)
+    }
+}

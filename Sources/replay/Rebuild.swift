@@ -1,0 +1,159 @@
+import ArgumentParser
+import EventStoreLMDB
+import Foundation
+
+/// The persisted views, as `--view` values.
+enum ViewName: String, ExpressibleByArgument, CaseIterable {
+    case books, days, bookDays, months, buckets, runs, readers
+}
+
+extension Replay {
+    struct Rebuild: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rebuild the views (or one) from the log into a shadow, then swap it in atomically.",
+            discussion: """
+                A crash or error before the final commit leaves the old views intact. On a terminal a progress \
+                bar shows events/s and time left; a final line always gives the count, time and rate.
+                """)
+
+        @OptionGroup var options: StoreOptions
+        @Option(help: "Rebuild only this view.") var view: ViewName?
+        @Flag(help: "Print the report as JSON.") var json = false
+
+        func run() throws {
+            let store = try options.openExisting()
+            let total = try store.log.lastPosition()
+            let start = ContinuousClock.now
+            let interactive = stderrIsTerminal && !json
+            let report = try store.rebuild(view: view?.rawValue) { done, all in
+                guard interactive, all > 0 else { return }
+                let elapsed = seconds(since: start)
+                let rate = elapsed > 0 ? Double(done) / elapsed : 0
+                let left = rate > 0 ? Double(all - min(all, done)) / rate : 0
+                let width = 30
+                let filled = Int(Double(width) * Double(done) / Double(all))
+                let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: max(0, width - filled))
+                FileHandle.standardError.write(Data(String(format: "\r[%@] %3.0f%% %d/%d events · %.0f events/s · %.0f s left ",
+                                                           bar, 100 * Double(done) / Double(all), done, all, rate, left).utf8))
+            }
+            if interactive { warn("") }
+            if json {
+                try printJSON(["events": report.events, "seconds": report.seconds, "eventsPerSecond": report.eventsPerSecond,
+                               "digest": report.digest, "view": view?.rawValue ?? "all", "logEvents": total])
+            } else {
+                print(String(format: "rebuilt %@ from %llu events in %.2f s (%.0f events/s); digest %@",
+                             view?.rawValue ?? "all views", report.events, report.seconds, report.eventsPerSecond, report.digest))
+            }
+        }
+    }
+
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check every record's checksum, the hash chain, gapless positions, that every event decodes, and that the views equal a fresh rebuild.",
+            discussion: "Prints each fault with its position; exits 1 on any fault. Writes nothing.")
+
+        @OptionGroup var options: StoreOptions
+        @Flag(help: "Print the report as JSON.") var json = false
+
+        func run() throws {
+            let store = try options.openExisting()
+            let chain = try store.log.verify()
+            var faults = chain.faults.map { ["position": $0.position, "kind": "\($0.kind)", "detail": $0.detail] as [String: Any] }
+            var decoded = 0, unknown = 0
+            var unknownTypes: [String: Int] = [:]
+            if chain.isIntact {
+                try store.log.forEachEvent(from: 1) { record in
+                    do {
+                        let envelope = try ReadingStore.envelope(of: record)
+                        decoded += 1
+                        if case .unknown(let u) = envelope.event { unknown += 1; unknownTypes[u.type, default: 0] += 1 }
+                    } catch {
+                        faults.append(["position": record.position, "kind": "undecodable", "detail": "\(error)"])
+                    }
+                    return true
+                }
+            }
+            var stored = "", fresh = ""
+            if faults.isEmpty {
+                stored = try store.viewDigest()
+                fresh = try store.freshFoldDigest()
+                if stored != fresh {
+                    faults.append(["position": try store.viewCheckpoint(), "kind": "views",
+                                   "detail": "stored views (digest \(stored)) differ from a fresh rebuild (digest \(fresh)); run `replay rebuild`"])
+                }
+            }
+            if json {
+                try printJSON(["records": chain.recordCount, "lastPosition": chain.lastPosition, "decoded": decoded,
+                               "unknownTypes": unknownTypes, "viewDigest": stored, "freshDigest": fresh, "faults": faults,
+                               "ok": faults.isEmpty])
+            } else {
+                for fault in faults { print("fault at position \(fault["position"]!): \(fault["kind"]!): \(fault["detail"]!)") }
+                print("\(chain.recordCount) records, last position \(chain.lastPosition), \(decoded) decoded, \(unknown) of unknown types\(unknownTypes.isEmpty ? "" : " \(unknownTypes)")")
+                if faults.isEmpty { print("views digest \(stored) = fresh rebuild") }
+            }
+            if !faults.isEmpty {
+                let first = faults.compactMap { $0["position"] as? UInt64 }.min() ?? 0
+                throw ReplayError("verify found \(faults.count) fault(s); the first at position \(first)")
+            }
+        }
+    }
+
+    struct Backup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a compact copy of the store to DEST, also while another process appends.",
+            discussion: "DEST must not exist or be an empty directory. The copy is a consistent snapshot (mdb_env_copy2 with MDB_CP_COMPACT).")
+
+        @OptionGroup var options: StoreOptions
+        @Argument(help: "The directory to write the copy to.") var destination: String
+
+        func run() throws {
+            let store = try options.openExisting()
+            let url = URL(fileURLWithPath: destination)
+            let fm = FileManager.default
+            if fm.fileExists(atPath: url.path) {
+                guard (try fm.contentsOfDirectory(atPath: url.path)).isEmpty else {
+                    throw ReplayError("backup destination \(url.path) is not empty")
+                }
+            } else {
+                try fm.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            try store.log.environment.copy(to: url)
+            let size = (try? fm.attributesOfItem(atPath: url.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+            print("backed up \(try store.log.lastPosition()) events to \(url.path) (\(size) bytes)")
+        }
+    }
+
+    struct Stats: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Events per type and per reader, file and map size, last position, view checkpoints.")
+
+        @OptionGroup var options: StoreOptions
+        @Flag(help: "Print the statistics as JSON.") var json = false
+
+        func run() throws {
+            let store = try options.openExisting()
+            var perType: [String: Int] = [:]
+            var perReader: [String: Int] = [:]
+            try store.log.forEachEvent(from: 1) { record in
+                let envelope = try ReadingStore.envelope(of: record)
+                perType[envelope.type.tag, default: 0] += 1
+                perReader[envelope.reader.description, default: 0] += 1
+                return true
+            }
+            let fileSize = (try? FileManager.default.attributesOfItem(atPath: options.url.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+            let last = try store.log.lastPosition()
+            let checkpoint = try store.viewCheckpoint()
+            if json {
+                try printJSON(["eventsPerType": perType, "eventsPerReader": perReader, "fileBytes": fileSize,
+                               "mapBytes": store.log.environment.mapSize, "lastPosition": last, "viewCheckpoint": checkpoint,
+                               "dayStartHour": store.dayStartHour])
+            } else {
+                print("last position \(last) · view checkpoint \(checkpoint) · data.mdb \(fileSize) bytes · map \(store.log.environment.mapSize) bytes · day starts at \(store.dayStartHour):00")
+                print("events per type:")
+                for (type, count) in perType.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) { print("  \(type): \(count)") }
+                print("events per reader:")
+                for (reader, count) in perReader.sorted(by: { $0.key < $1.key }) { print("  \(reader): \(count)") }
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import EventStoreLMDB
+import Foundation
+import Projections
+import ReadingEvents
+
+/// `replay`: rebuild, verify, audit, show, export, import and back up a reading-history store.
+@main
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Rebuild, verify, audit, show, export, import and back up a reading-history store.",
+        discussion: """
+            Every subcommand takes --store PATH. Without it, the store is $READING_STORE, or \
+            ./reading-store when that is not set. Exit status: 0 success, 64 usage error, 1 failure.
+            """,
+        version: "0.1.0",
+        subcommands: [Demo.self, Rebuild.self, Verify.self, Audit.self, Show.self, Export.self, Import.self,
+                      Backup.self, Stats.self]
+    )
+}
+
+/// The option every subcommand shares.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: "The store directory (default: $READING_STORE, else ./reading-store).")
+    var store: String?
+
+    var url: URL {
+        URL(fileURLWithPath: store ?? ProcessInfo.processInfo.environment["READING_STORE"] ?? "reading-store")
+    }
+
+    /// Opens an existing store; a missing directory is a failure, not a new store.
+    func openExisting() throws -> ReadingStore {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ReplayError("no store at \(url.path) (create one with `replay demo` or `replay import`)")
+        }
+        return try ReadingStore.open(at: url)
+    }
+}
+
+/// A failure with one clear line for stderr (exit status 1).
+struct ReplayError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Parses an ISO 8601 date (`2026-03-01`, start of that day in `zone`) or instant.
+func parseInstant(_ text: String, zone: ZoneID, endOfDay: Bool = false) throws -> Timestamp {
+    if let instant = Timestamp(iso8601: text) { return instant }
+    guard let day = try? LocalDate(iso: text) else {
+        throw ValidationError("\"\(text)\" is not an ISO 8601 date (2026-03-01) or instant (2026-03-01T09:00:00+09:00)")
+    }
+    let tz = zone.timeZone
+    let target = endOfDay ? day.adding(days: 1) : day
+    let naive = Int64(target.dayNumber) * 86_400
+    let offset = Int64(tz.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(naive))))
+    return Timestamp(microseconds: (naive - offset) * 1_000_000 - (endOfDay ? 1 : 0))
+}
+
+/// Writes to stderr.
+func warn(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+
+/// Whether stderr is a terminal (progress bars only then).
+var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+/// Seconds since `start`.
+func seconds(since start: ContinuousClock.Instant) -> Double {
+    let d = ContinuousClock.now - start
+    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+/// Prints a JSON value (sorted keys) to stdout.
+func printJSON(_ value: Any) throws {
+    let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+    FileHandle.standardOutput.write(data)
+    FileHandle.standardOutput.write(Data("\n".utf8))
+}

@@ -1,0 +1,217 @@
+import ArgumentParser
+import EventStoreLMDB
+import Foundation
+import Projections
+import ReadingEvents
+
+extension Replay {
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the dashboard: home list, bookshelf, summary, streaks, page calendar, daily, time-of-day and monthly bars.",
+            discussion: """
+                Without --reader, every reader of the store in turn. "Today" is --as-of in the reader's zone \
+                (the zone of their latest event unless --zone is given); without --as-of, the time of the \
+                reader's latest event, so the output of a store does not depend on the machine's clock.
+                """)
+
+        @OptionGroup var options: StoreOptions
+        @Option(help: "Only this reader (UUID).") var reader: String?
+        @Option(help: "\"Today\" for the views: an ISO 8601 date or instant.") var asOf: String?
+        @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's latest event).") var zone: String?
+        @Option(help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --as-of).") var since: String?
+        @Option(help: "Last day of the daily bars (default: --as-of).") var until: String?
+        @Flag(help: "Print the same data as JSON.") var json = false
+
+        /// A store already opened by `demo`.
+        var store: ReadingStore?
+
+        enum CodingKeys: CodingKey { case options, reader, asOf, zone, since, until, json }
+
+        func validate() throws {
+            if let reader, ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
+            if let zone, (try? ZoneID(zone)) == nil { throw ValidationError("--zone \"\(zone)\" is not an IANA time zone identifier") }
+            for (name, value) in [("--as-of", asOf), ("--since", since), ("--until", until)] {
+                if let value, Timestamp(iso8601: value) == nil, (try? LocalDate(iso: value)) == nil {
+                    throw ValidationError("\(name) \"\(value)\" is not an ISO 8601 date or instant")
+                }
+            }
+            if let since, let until {
+                let a = try parseInstant(since, zone: .utc), b = try parseInstant(until, zone: .utc, endOfDay: true)
+                guard a <= b else { throw ValidationError("--since \(since) is after --until \(until)") }
+            }
+        }
+
+        func run() throws {
+            let store = try self.store ?? options.openExisting()
+            let readers = try reader.map { [ReaderID(uuidString: $0)!] } ?? store.readers()
+            var documents: [[String: Any]] = []
+            for reader in readers {
+                guard let latest = try store.latestEvent(of: reader) else {
+                    if self.reader != nil { throw ReplayError("reader \(reader) has no events in \(options.url.path)") }
+                    continue
+                }
+                let zone = try zone.map { try ZoneID($0) } ?? latest.timeZone
+                let asOf = try asOf.map { try parseInstant($0, zone: zone) } ?? latest.occurredAt
+                let clock = LocalClock(dayStartHour: store.dayStartHour)
+                let today = clock.localDay(of: asOf, in: zone)
+                let from = try since.map { clock.localDay(of: try parseInstant($0, zone: zone), in: zone) } ?? today.adding(days: -29)
+                let to = try until.map { clock.localDay(of: try parseInstant($0, zone: zone, endOfDay: true), in: zone) } ?? today
+                guard from <= to else { throw ReplayError("--since is after --until") }
+                let dashboard = try store.withViews { views in
+                    try Dashboard(reader: reader, views: views, asOf: asOf, zone: zone, today: today, range: from...to, clock: clock)
+                }
+                if json { documents.append(dashboard.json) } else { print(dashboard.text) }
+            }
+            if json { try printJSON(documents) }
+        }
+    }
+}
+
+/// Everything `show` prints for one reader.
+struct Dashboard {
+    let reader: ReaderID
+    let nickname: String?
+    let zone: ZoneID
+    let today: LocalDate
+    let home: HomeList
+    let finishedShelf: Bookshelf
+    let likedShelf: Bookshelf
+    let summary: SummaryCounts
+    let streaks: Streaks
+    let calendar: [(day: LocalDate, total: DayTotal)]
+    let daily: [(day: LocalDate, total: DayTotal)]
+    let buckets: BucketTotals
+    let monthly: [(month: YearMonth, total: MonthTotal)]
+    let openSessions: [OpenSession]
+
+    init(reader: ReaderID, views: any ViewStore, asOf: Timestamp, zone: ZoneID, today: LocalDate,
+         range: ClosedRange<LocalDate>, clock: LocalClock) throws {
+        self.reader = reader
+        self.zone = zone
+        self.today = today
+        nickname = try views.readerView(reader: reader)?.nickname
+        home = try views.homeList(reader: reader, asOf: asOf, zone: zone, sortedBy: .readerOrder, clock: clock)
+        finishedShelf = try views.bookshelf(reader: reader, showing: .finished)
+        likedShelf = try views.bookshelf(reader: reader, showing: .liked)
+        summary = try views.summary(reader: reader)
+        streaks = try views.streaks(reader: reader, asOf: today)
+        // A contribution-graph heatmap of the last 26 weeks, ending with today's week.
+        let weekday = (today.dayNumber + 3) % 7   // 0 = Monday (1970-01-01 was a Thursday)
+        let heatStart = today.adding(days: -weekday - 25 * 7)
+        calendar = try views.dailyPages(reader: reader, in: heatStart...today)
+        daily = try views.dailyPages(reader: reader, in: range)
+        buckets = try views.timeOfDay(reader: reader)
+        let lastMonth = YearMonth(today)
+        var firstMonth = lastMonth
+        for _ in 0..<11 { firstMonth = firstMonth.month == 1 ? YearMonth(year: firstMonth.year - 1, month: 12) : YearMonth(year: firstMonth.year, month: firstMonth.month - 1) }
+        monthly = try views.monthly(reader: reader, in: firstMonth...lastMonth)
+        openSessions = try views.openSessions(reader: reader)
+    }
+
+    static func bar(_ value: Int, max: Int, width: Int = 30) -> String {
+        guard max > 0, value > 0 else { return "" }
+        return String(repeating: "█", count: Swift.max(1, value * width / max))
+    }
+
+    var text: String {
+        var out: [String] = []
+        out.append("━━ reader \(reader)\(nickname.map { " (\($0))" } ?? "") · \(zone) · today \(today)")
+        out.append("")
+        out.append("Home (\(home.items.count) goals)")
+        for group in home.byCategory {
+            out.append("  [\(group.category.isEmpty ? "uncategorised" : group.category)]")
+            for item in group.items {
+                let progress = item.progress.map { String(format: "%3.0f%%", $0 * 100) } ?? "  ?%"
+                let dday = item.daysLeft >= 0 ? "D-\(item.daysLeft)" : "D+\(-item.daysLeft)"
+                let needed = item.pagesPerDayNeeded.map { "\($0) p/day needed" } ?? "target passed"
+                let projected = item.projectedFinish.map { "finish ≈ \($0)" } ?? "no pace yet"
+                out.append("    \(item.metadata.title) — p.\(item.position)/\(item.metadata.pageCount.map(String.init) ?? "?") \(progress) · \(dday) (\(item.goal.targetDate)) · \(needed) · \(projected)")
+            }
+        }
+        out.append("")
+        out.append("Bookshelf: \(finishedShelf.items.count) finished, \(likedShelf.items.count) liked · stack \(String(format: "%.1f", finishedShelf.stackHeightMillimetres / 10)) cm")
+        for item in finishedShelf.items.prefix(8) {
+            let goal = item.goalMet.map { $0 ? "goal met" : "goal missed" } ?? "no goal"
+            let stars = item.rating.map { "★ \($0.stars)" } ?? "unrated"
+            let times = item.finishes.count > 1 ? " ×\(item.finishes.count)" : ""
+            out.append("  \(item.finishes.last!) \(item.metadata.title)\(times) · \(goal) · \(stars)\(item.liked ? " · ♥" : "")")
+        }
+        out.append("")
+        out.append("Summary: \(summary.reading) reading · \(summary.finished) finished · \(summary.wantToRead) want to read · \(summary.didNotFinish) did not finish · \(summary.totalPages) pages · \(summary.totalSeconds / 3600) h \(summary.totalSeconds % 3600 / 60) min timed")
+        out.append("Streaks: current \(streaks.currentLength) days\(streaks.current.map { " (since \($0.start))" } ?? "") · longest \(streaks.longestLength) days\(streaks.longest.map { " (\($0.start) – \($0.end))" } ?? "")")
+        if !openSessions.isEmpty {
+            out.append("Open timers: " + openSessions.map { "\($0.title) since \($0.session.startedAt)" }.joined(separator: "; "))
+        }
+        out.append("")
+        out.append("Page calendar (26 weeks, Monday at the top; · none ░ ▒ ▓ █ by quartile)")
+        let maxPages = calendar.map(\.total.pages).max() ?? 0
+        let shades = ["░", "▒", "▓", "█"]
+        for row in 0..<7 {
+            var line = "  " + ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][row] + " "
+            for week in 0..<26 {
+                let index = week * 7 + row
+                guard index < calendar.count else { line += " "; continue }
+                let pages = calendar[index].total.pages
+                line += pages == 0 ? "·" : shades[Swift.min(3, (pages * 4 - 1) / Swift.max(1, maxPages))]
+            }
+            out.append(line)
+        }
+        out.append("")
+        out.append("Daily pages \(daily.first!.day) … \(daily.last!.day)")
+        let maxDaily = daily.map(\.total.pages).max() ?? 0
+        for entry in daily { out.append("  \(entry.day) \(String(repeating: " ", count: 4 - String(entry.total.pages).count))\(entry.total.pages) \(Self.bar(entry.total.pages, max: maxDaily))") }
+        out.append("")
+        out.append("Time of day (pages · minutes)")
+        let maxBucket = buckets.pages.max() ?? 0
+        for bucket in TimeOfDay.allCases {
+            let name = ["night     ", "morning   ", "afternoon ", "evening   "][bucket.rawValue]
+            out.append("  \(name)\(String(format: "%6d", buckets.pages[bucket.rawValue])) p \(String(format: "%5d", buckets.seconds[bucket.rawValue] / 60)) min \(Self.bar(buckets.pages[bucket.rawValue], max: maxBucket))")
+        }
+        out.append("")
+        out.append("Monthly (pages · books finished)")
+        let maxMonth = monthly.map(\.total.pages).max() ?? 0
+        for entry in monthly { out.append("  \(entry.month) \(String(format: "%6d", entry.total.pages)) p \(entry.total.finishes) ✓ \(Self.bar(entry.total.pages, max: maxMonth))") }
+        out.append("")
+        return out.joined(separator: "\n")
+    }
+
+    var json: [String: Any] {
+        func day(_ entry: (day: LocalDate, total: DayTotal)) -> [String: Any] {
+            ["day": entry.day.description, "pages": entry.total.pages, "seconds": entry.total.seconds]
+        }
+        func run(_ r: StreakRun?) -> Any { r.map { ["start": $0.start.description, "end": $0.end.description, "days": $0.length] } ?? NSNull() }
+        return [
+            "reader": reader.description,
+            "nickname": nickname ?? NSNull(),
+            "zone": zone.identifier,
+            "today": today.description,
+            "home": home.items.map { item -> [String: Any] in
+                ["book": item.book.description, "title": item.metadata.title, "category": item.metadata.groupingCategory,
+                 "position": item.position, "pageCount": item.metadata.pageCount ?? NSNull(),
+                 "progress": item.progress ?? NSNull(), "pagesLeft": item.pagesLeft ?? NSNull(),
+                 "targetDate": item.goal.targetDate.description, "daysLeft": item.daysLeft,
+                 "pagesPerDayNeeded": item.pagesPerDayNeeded ?? NSNull(),
+                 "projectedFinish": item.projectedFinish?.description ?? NSNull()]
+            },
+            "bookshelf": [
+                "finished": finishedShelf.items.map { item -> [String: Any] in
+                    ["book": item.book.description, "title": item.metadata.title, "finishes": item.finishes.map(\.description),
+                     "goalMet": item.goalMet ?? NSNull(), "rating": item.rating?.stars ?? NSNull(), "liked": item.liked]
+                },
+                "liked": likedShelf.items.map { ["book": $0.book.description, "title": $0.metadata.title] },
+                "stackHeightMillimetres": finishedShelf.stackHeightMillimetres,
+            ],
+            "summary": ["reading": summary.reading, "finished": summary.finished, "wantToRead": summary.wantToRead,
+                        "didNotFinish": summary.didNotFinish, "liked": summary.liked, "totalPages": summary.totalPages,
+                        "totalSeconds": summary.totalSeconds],
+            "streaks": ["current": run(streaks.current), "longest": run(streaks.longest)],
+            "calendar": calendar.map(day),
+            "daily": daily.map(day),
+            "timeOfDay": TimeOfDay.allCases.map { b -> [String: Any] in
+                ["bucket": ["night", "morning", "afternoon", "evening"][b.rawValue], "pages": buckets.pages[b.rawValue], "seconds": buckets.seconds[b.rawValue]]
+            },
+            "monthly": monthly.map { ["month": $0.month.description, "pages": $0.total.pages, "finishes": $0.total.finishes] },
+            "openSessions": openSessions.map { ["book": $0.book.description, "title": $0.title, "startedAt": $0.session.startedAt.description] },
+        ]
+    }
+}
