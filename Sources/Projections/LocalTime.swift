@@ -84,7 +84,9 @@ public struct LocalClock {
             let dayStart = dayStartHour * 3600
             if dayStart > s && dayStart < next { next = dayStart }
             let step = max(1, Int64(next - s))
-            let pieceEnd = min(stop, t + step)
+            // A UTC-offset change before that boundary moves it in real time (spring forward reaches
+            // 06:00 an hour sooner): end the piece at the change and look again from there.
+            let pieceEnd = min(stop, t + step, max(t + 1, cache.offsetValidUntil(seconds: t, zone: zone)))
             let day = s < dayStart ? local.date.adding(days: -1) : local.date
             let bucket = TimeOfDay(hour: local.hour)
             if let last = pieces.last, last.day == day, last.bucket == bucket {
@@ -117,6 +119,13 @@ final class ZoneOffsetCache {
         // Without a known next transition, hold the offset for a day at most.
         spans[zone.identifier] = Span(from: seconds, until: min(next ?? seconds + 86_400, seconds + 400 * 86_400), offset: offset)
         return offset
+    }
+
+    /// The first instant (in seconds) after `seconds` at which `zone`'s offset may change: the end
+    /// of the span that ``offset(at:zone:)`` holds for `seconds`.
+    func offsetValidUntil(seconds: Int64, zone: ZoneID) -> Int64 {
+        _ = offset(at: seconds, zone: zone)
+        return spans[zone.identifier]?.until ?? seconds + 1
     }
 }
 

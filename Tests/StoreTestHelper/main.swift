@@ -12,6 +12,18 @@
 //       opens the store and prints "cleared N", the stale reader slots its open cleared.
 //   hold-snapshot DIR
 //       opens a read transaction, prints "holding", and sleeps in it until killed.
+//
+// ReadingStore (facade) commands; they open the store through ReadingStore.open:
+//   rebuild-digest DIR
+//       prints "tz ZONE" (the process's TimeZone.current), "incremental HEX" (viewDigest of the
+//       views as opened), then rebuilds and prints "rebuilt HEX" and "events N".
+//   demo-appends DIR --chunk N [--readers R] [--days D] [--seed S]
+//       generates DemoHistory(readers:days:seed:), prints "start COUNT", then appends it through
+//       ReadingStore.appendRecorded in chunks of N (one write transaction each); after each commit
+//       prints "ack POSITION EVENTID", the stored position of the chunk's last event. Ends with "done".
+//   crash-rebuild DIR
+//       prints "digest HEX" (the active views), starts ReadingStore.rebuild and, in its progress
+//       callback after the first chunk, prints "chunk FOLDED TOTAL" and raises SIGKILL.
 import EventStoreLMDB
 import Foundation
 
@@ -63,6 +75,53 @@ func intOption(_ name: String, default value: Int) -> Int {
 
 var options = LMDBEnvironmentOptions()
 if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapSize }
+
+/// The ReadingStore commands (each opens the store itself, so they run before the EventLog
+/// commands below open the log: one path is opened at most once per process).
+func runFacadeCommand() throws -> Bool {
+    switch command {
+    case "rebuild-digest":
+        let store = try ReadingStore.open(at: directory, options: options)
+        say("tz \(TimeZone.current.identifier)")
+        say("incremental \(try store.viewDigest())")
+        let report = try store.rebuild()
+        say("rebuilt \(report.digest)")
+        say("events \(report.events)")
+    case "demo-appends":
+        let chunk = max(1, intOption("--chunk", default: 500))
+        let history = DemoHistory.generate(.init(readers: intOption("--readers", default: 4), days: intOption("--days", default: 180),
+                                                 seed: UInt64(intOption("--seed", default: 20_261_121))))
+        let store = try ReadingStore.open(at: directory, options: options)
+        say("start \(history.count)")
+        var index = 0
+        while index < history.count {
+            let part = Array(history[index..<min(history.count, index + chunk)])
+            try store.appendRecorded(part)
+            let lastID = part.last!.eventID.uuid
+            guard let stored = try store.log.event(withID: lastID) else { fail("event \(lastID) missing after its append") }
+            say("ack \(stored.position) \(lastID.uuidString)")
+            index += part.count
+        }
+        say("done")
+    case "crash-rebuild":
+        let store = try ReadingStore.open(at: directory, options: options)
+        say("digest \(try store.viewDigest())")
+        _ = try store.rebuild { folded, total in
+            say("chunk \(folded) \(total)")
+            raise(SIGKILL)
+        }
+        fail("rebuild returned without a progress call")
+    default:
+        return false
+    }
+    return true
+}
+
+do {
+    if try runFacadeCommand() { exit(0) }
+} catch {
+    fail("\(error)")
+}
 
 do {
     let log = try EventLog.open(at: directory, options: options)
