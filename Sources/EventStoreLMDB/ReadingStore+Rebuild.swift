@@ -86,7 +86,8 @@ extension ReadingStore {
         let from = try checkpoint(txn, generation: target)
         let last = try log.lastPosition(in: txn)
         guard last > from else { return 0 }
-        var views = LMDBViewStore(txn: txn, tables: generations[target])
+        // Fold through a write-back cache: each touched record is read and written once per chunk.
+        var views = CachingViewStore(base: LMDBViewStore(txn: txn, tables: generations[target]))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var count = 0
         var position = from
@@ -97,6 +98,7 @@ extension ReadingStore {
             position = records.last!.position
             count += records.count
         }
+        try views.flush()
         try setCheckpoint(txn, generation: target, position)
         return count
     }

@@ -107,13 +107,14 @@ public final class ReadingStore: Sendable {
         let last = try log.lastPosition(in: txn)
         guard last > from else { return 0 }
         let records = try log.events(from: from + 1, limit: min(limit, Int(last - from)), in: txn)
-        var views = LMDBViewStore(txn: txn, tables: generations[generation])
+        var views = CachingViewStore(base: LMDBViewStore(txn: txn, tables: generations[generation]))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         for record in records {
             let envelope = try Self.envelope(of: record)
             try projector.apply(envelope, to: &views)
             try txn.put(readerIndex, envelope.reader.bytes + Self.be64(record.position), [])
         }
+        try views.flush()
         if let lastFolded = records.last?.position { try setCheckpoint(txn, generation: generation, lastFolded) }
         return records.count
     }

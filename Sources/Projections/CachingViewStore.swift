@@ -1,0 +1,134 @@
+import ReadingEvents
+
+/// A write-back cache in front of another ``ViewStore``: point reads are served from memory after
+/// the first, writes stay in memory until ``flush()``. Folding a chunk of events through it reads
+/// and writes each touched record once per chunk instead of once per event, which is what makes
+/// rebuilds and bulk appends fast. Streak runs and range reads go to the base store directly
+/// (the fold itself asks only for points and runs).
+///
+/// Not `Sendable` in general: it is `Sendable` exactly when its base is.
+public struct CachingViewStore<Base: ViewStore>: ViewStore {
+    /// The store underneath.
+    public private(set) var base: Base
+
+    private struct BookKey: Hashable { var reader: ReaderID; var book: BookID }
+    private struct DayKey: Hashable { var reader: ReaderID; var day: LocalDate }
+    private struct BookDayKey: Hashable { var reader: ReaderID; var book: BookID; var day: LocalDate }
+    private struct MonthKey: Hashable { var reader: ReaderID; var month: YearMonth }
+
+    private var books: [BookKey: BookView?] = [:]
+    private var dirtyBooks: Set<BookKey> = []
+    private var days: [DayKey: DayTotal] = [:]
+    private var dirtyDays: Set<DayKey> = []
+    private var bookDays: [BookDayKey: DayTotal] = [:]
+    private var dirtyBookDays: Set<BookDayKey> = []
+    private var months: [MonthKey: MonthTotal] = [:]
+    private var dirtyMonths: Set<MonthKey> = []
+    private var buckets: [ReaderID: BucketTotals] = [:]
+    private var dirtyBuckets: Set<ReaderID> = []
+    private var readerViews: [ReaderID: ReaderView?] = [:]
+    private var dirtyReaders: Set<ReaderID> = []
+
+    /// Wraps `base`.
+    public init(base: Base) { self.base = base }
+
+    /// Writes every changed record to the base store, in key order, and empties the cache.
+    public mutating func flush() throws {
+        for key in dirtyReaders.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+            if let view = readerViews[key] ?? nil { try base.putReaderView(reader: key, view) }
+        }
+        for key in dirtyBooks.sorted(by: { ($0.reader, $0.book) < ($1.reader, $1.book) }) {
+            if let view = books[key] ?? nil { try base.putBookView(view) }
+        }
+        for key in dirtyDays.sorted(by: { ($0.reader, $0.day) < ($1.reader, $1.day) }) {
+            try base.putDayTotal(reader: key.reader, day: key.day, days[key]!)
+        }
+        for key in dirtyBookDays.sorted(by: { ($0.reader, $0.book, $0.day) < ($1.reader, $1.book, $1.day) }) {
+            try base.putBookDayTotal(reader: key.reader, book: key.book, day: key.day, bookDays[key]!)
+        }
+        for key in dirtyMonths.sorted(by: { ($0.reader, $0.month) < ($1.reader, $1.month) }) {
+            try base.putMonthTotal(reader: key.reader, month: key.month, months[key]!)
+        }
+        for key in dirtyBuckets.sorted() { try base.putBucketTotals(reader: key, buckets[key]!) }
+        books = [:]; days = [:]; bookDays = [:]; months = [:]; buckets = [:]; readerViews = [:]
+        dirtyBooks = []; dirtyDays = []; dirtyBookDays = []; dirtyMonths = []; dirtyBuckets = []; dirtyReaders = []
+    }
+
+    public func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
+        if let cached = books[BookKey(reader: reader, book: book)] { return cached }
+        return try base.bookView(reader: reader, book: book)
+    }
+    public mutating func putBookView(_ view: BookView) throws {
+        let key = BookKey(reader: view.reader, book: view.book)
+        books[key] = .some(view); dirtyBooks.insert(key)
+    }
+    public func bookViews(reader: ReaderID) throws -> [BookView] {
+        precondition(dirtyBooks.isEmpty, "flush before listing")
+        return try base.bookViews(reader: reader)
+    }
+
+    public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal {
+        try days[DayKey(reader: reader, day: day)] ?? base.dayTotal(reader: reader, day: day)
+    }
+    public mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
+        let key = DayKey(reader: reader, day: day)
+        days[key] = total; dirtyDays.insert(key)
+    }
+    public func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
+        precondition(dirtyDays.isEmpty, "flush before listing")
+        return try base.dayTotals(reader: reader, in: range)
+    }
+
+    public func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
+        try bookDays[BookDayKey(reader: reader, book: book, day: day)] ?? base.bookDayTotal(reader: reader, book: book, day: day)
+    }
+    public mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws {
+        let key = BookDayKey(reader: reader, book: book, day: day)
+        bookDays[key] = total; dirtyBookDays.insert(key)
+    }
+    public func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
+        precondition(dirtyBookDays.isEmpty, "flush before listing")
+        return try base.bookDayTotals(reader: reader, book: book, in: range)
+    }
+
+    public func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal {
+        try months[MonthKey(reader: reader, month: month)] ?? base.monthTotal(reader: reader, month: month)
+    }
+    public mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws {
+        let key = MonthKey(reader: reader, month: month)
+        months[key] = total; dirtyMonths.insert(key)
+    }
+    public func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)] {
+        precondition(dirtyMonths.isEmpty, "flush before listing")
+        return try base.monthTotals(reader: reader, in: range)
+    }
+
+    public func bucketTotals(reader: ReaderID) throws -> BucketTotals {
+        try buckets[reader] ?? base.bucketTotals(reader: reader)
+    }
+    public mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws {
+        buckets[reader] = totals; dirtyBuckets.insert(reader)
+    }
+
+    public func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun? {
+        try base.streakRun(reader: reader, startingOnOrBefore: day)
+    }
+    public func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun? {
+        try base.streakRun(reader: reader, startingOn: day)
+    }
+    public mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws { try base.putStreakRun(reader: reader, run) }
+    public mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws { try base.removeStreakRun(reader: reader, start: start) }
+    public func streakRuns(reader: ReaderID) throws -> [StreakRun] { try base.streakRuns(reader: reader) }
+
+    public func readerView(reader: ReaderID) throws -> ReaderView? {
+        if let cached = readerViews[reader] { return cached }
+        return try base.readerView(reader: reader)
+    }
+    public mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws {
+        readerViews[reader] = .some(view); dirtyReaders.insert(reader)
+    }
+    public func readers() throws -> [ReaderID] {
+        precondition(dirtyReaders.isEmpty, "flush before listing")
+        return try base.readers()
+    }
+}
