@@ -36,9 +36,20 @@ public struct ZoneID: Hashable, Sendable, Codable, CustomStringConvertible {
         return set
     }()
 
+    /// Known when the system lists it, or when Foundation resolves it to exactly that identifier
+    /// (Linux lists only ICU's names, e.g. "Asia/Calcutta" but not "Asia/Kolkata"; "GMT+9" resolves
+    /// to "GMT+0900" and is not an IANA identifier). Answers are cached: imports check a zone per line.
     static func isKnown(_ identifier: String) -> Bool {
-        known.contains(identifier)
+        if known.contains(identifier) { return true }
+        if let cached = resolved.value(identifier) { return cached }
+        let answer = TimeZone(identifier: identifier)?.identifier == identifier
+        resolved.store(identifier, answer)
+        return answer
     }
+
+    private static let resolved = ResolvedZones()
+
+
 
     /// Decodes and validates the identifier.
     public init(from decoder: any Decoder) throws {
@@ -51,4 +62,15 @@ public struct ZoneID: Hashable, Sendable, Codable, CustomStringConvertible {
         var container = encoder.singleValueContainer()
         try container.encode(identifier)
     }
+}
+
+/// Identifiers already checked against Foundation.
+///
+/// `@unchecked Sendable`: the dictionary is only touched while holding `lock`.
+final class ResolvedZones: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers: [String: Bool] = [:]
+
+    func value(_ identifier: String) -> Bool? { lock.withLock { answers[identifier] } }
+    func store(_ identifier: String, _ answer: Bool) { lock.withLock { answers[identifier] = answer } }
 }
