@@ -71,6 +71,10 @@ let package = Package(
             dependencies: ["Projections", "ReadingEvents"]
         ),
         .testTarget(
+            name: "ReplayCLITests",
+            dependencies: ["replay", "EventStoreLMDB", "ReadingEvents"]
+        ),
+        .testTarget(
             name: "EventStoreLMDBTests",
             dependencies: ["EventStoreLMDB", "store-test-helper"]
         ),
