@@ -22,6 +22,7 @@ public final class ReadingStore: Sendable {
     let generations: [ViewDatabases]
     let viewMeta: LMDBDatabase<UTF8String, RawBytes>
     let readerIndex: LMDBDatabase<RawBytes, RawBytes>
+    let groupCommit: GroupCommit
 
     /// Opens (or creates) a store in `directory`.
     ///
@@ -37,6 +38,11 @@ public final class ReadingStore: Sendable {
 
     init(log: EventLog, dayStartHour requested: Int) throws {
         self.log = log
+        groupCommit = GroupCommit(environment: log.environment) { error in
+            if error is ValidationError { return true }
+            if let storeError = error as? EventStoreError, case .wrongExpectedVersion = storeError { return true }
+            return false
+        }
         viewMeta = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: RawBytes.self)
         readerIndex = try log.openDatabase(named: "index.reader", keys: RawBytes.self, values: RawBytes.self)
         generations = [try ViewDatabases(log: log, generation: 0), try ViewDatabases(log: log, generation: 1)]
@@ -152,7 +158,8 @@ public final class ReadingStore: Sendable {
 
     private func execute(stream: StreamID, context: CommandContext,
                          decide: ([EventEnvelope]) throws -> [ReadingEvent]) throws -> [EventEnvelope] {
-        let result = try log.environment.write { txn -> (stored: [EventEnvelope], isNew: Bool) in
+        // `submit` returns only after the leader ran the work, so `decide` never outlives this call.
+        let outcome = try withoutActuallyEscaping(decide) { decide in try groupCommit.submit { [self] txn -> Any in
             // Fold anything another writer appended without folding, so views stay exactly-once.
             _ = try foldPending(txn)
             if try log.event(withID: context.commandID.uuid, in: txn) != nil {
@@ -160,11 +167,11 @@ public final class ReadingStore: Sendable {
                 while let record = try log.event(withID: context.eventID(at: stored.count).uuid, in: txn) {
                     stored.append(try Self.envelope(of: record))
                 }
-                return (stored, false)
+                return (stored: stored, isNew: false)
             }
             let history = try log.readStream(stream.description, from: 1, limit: .max, in: txn).map(Self.envelope(of:))
             let events = try decide(history)
-            guard !events.isEmpty else { return ([], false) }
+            guard !events.isEmpty else { return (stored: [EventEnvelope](), isNew: false) }
             var envelopes = try context.envelopes(for: events)
             let payloads = envelopes.map { NewEvent(eventID: $0.eventID.uuid, payload: BinaryEventCodec.encode($0)) }
             let appended = try log.append(payloads, to: stream.description,
@@ -175,10 +182,18 @@ public final class ReadingStore: Sendable {
                 envelopes[index].stream = stream
             }
             _ = try foldPending(txn)
-            return (envelopes, true)
-        }
+            return (stored: envelopes, isNew: true)
+        } }
+        let result = outcome as! (stored: [EventEnvelope], isNew: Bool)
         if result.isNew { log.notifyObservers() }
         return result.stored
+    }
+
+    /// (commands, write transactions) committed through group commit since the store was opened:
+    /// under concurrent writers the first exceeds the second.
+    public var groupCommitCounts: (commands: Int, transactions: Int) {
+        let counts = groupCommit.counts
+        return (counts.requests, counts.transactions)
     }
 
     /// Appends envelopes made elsewhere (an import), skipping event IDs already stored, and folds
