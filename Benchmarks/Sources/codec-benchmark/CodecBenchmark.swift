@@ -16,6 +16,12 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
+/// Median events per second of one operation.
+struct Rate {
+    var wall: Double
+    var cpu: Double
+}
+
 @main
 struct CodecBenchmark {
     static func main() throws {
@@ -99,17 +105,28 @@ struct CodecBenchmark {
         func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
         func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 2] }
 
-        /// Runs `body` `rounds` times; returns the median rate in events per second.
-        func measure(_ count: Int, _ body: () throws -> Int) rethrows -> Double {
-            var rates: [Double] = []
+        /// CPU time of this thread: unlike the wall clock, it does not count time the thread waits
+        /// for a core, so it stays meaningful on a busy, shared machine.
+        func threadCPUSeconds() -> Double {
+            var ts = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+            return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        }
+
+        /// Runs `body` `rounds` times; returns the median rates in events per second, by the wall
+        /// clock and by the thread's CPU time.
+        func measure(_ count: Int, _ body: () throws -> Int) rethrows -> Rate {
+            var wall: [Double] = [], cpu: [Double] = []
             var sink = 0
             for _ in 0..<rounds {
                 let start = clock.now
+                let cpuStart = threadCPUSeconds()
                 sink &+= try body()
-                rates.append(Double(count) / seconds(clock.now - start))
+                cpu.append(Double(count) / (threadCPUSeconds() - cpuStart))
+                wall.append(Double(count) / seconds(clock.now - start))
             }
             if sink == 42 { print("") }  // keeps the work observable
-            return median(rates)
+            return Rate(wall: median(wall), cpu: median(cpu))
         }
 
         // Stored values laid out back to back in one buffer, as a memory map presents them.
@@ -127,12 +144,13 @@ struct CodecBenchmark {
         let keys = envelopes.map {
             RecordKey(position: $0.position, eventID: $0.eventID, stream: $0.stream, streamVersion: $0.streamVersion)
         }
+        let valueRanges = ranges  // immutable captures: no exclusivity checks in the timed loop
         let binaryDecodeRate = try arena.withUnsafeBytes { map in
             try measure(eventCount) {
                 var checksum = 0
-                for index in ranges.indices {
+                for index in valueRanges.indices {
                     let key = keys[index]
-                    let decoded = try BinaryEventCodec.decode(UnsafeRawBufferPointer(rebasing: map[ranges[index]]),
+                    let decoded = try BinaryEventCodec.decode(UnsafeRawBufferPointer(rebasing: map[valueRanges[index]]),
                                                               position: key.position, eventID: key.eventID,
                                                               stream: key.stream, streamVersion: key.streamVersion)
                     checksum &+= Int(truncatingIfNeeded: decoded.occurredAt.microseconds)
@@ -143,7 +161,8 @@ struct CodecBenchmark {
 
         // `codec-benchmark <count> binary`: the binary rates only (for a profiler).
         if arguments.dropFirst().first == "binary" {
-            print("binary decode \(Int(binaryDecodeRate)) events/s, encode \(Int(binaryEncodeRate)) events/s")
+            print("binary decode \(Int(binaryDecodeRate.wall)) events/s (CPU time: \(Int(binaryDecodeRate.cpu))), "
+                  + "encode \(Int(binaryEncodeRate.wall)) events/s (CPU time: \(Int(binaryEncodeRate.cpu)))")
             return
         }
 
@@ -170,12 +189,13 @@ struct CodecBenchmark {
             precondition(fromBinary == e && fromJSON == e, "a codec did not round-trip event \(index)")
         }
 
-        func row(_ name: String, _ rate: Double) -> String {
-            let r = String(Int(rate.rounded()))
-            let ns = String(Int((1e9 / rate).rounded()))
-            return name.padding(toLength: 22, withPad: " ", startingAt: 0)
-                + String(repeating: " ", count: max(0, 12 - r.count)) + r
-                + String(repeating: " ", count: max(0, 10 - ns.count)) + ns
+        func cell(_ value: Double, _ width: Int) -> String {
+            let text = String(Int(value.rounded()))
+            return String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        func row(_ name: String, _ rate: Rate) -> String {
+            name.padding(toLength: 16, withPad: " ", startingAt: 0)
+                + cell(rate.wall, 12) + cell(1e9 / rate.wall, 10) + cell(rate.cpu, 14) + cell(1e9 / rate.cpu, 10)
         }
 
         var kinds: [String: Int] = [:]
@@ -187,13 +207,19 @@ struct CodecBenchmark {
         print("mix: " + kinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         print("average size: binary \(Int(binaryBytes.rounded())) B, JSON \(Int(jsonBytes.rounded())) B")
         print("")
-        print("operation                 events/s  ns/event")
+        print("                    wall clock            thread CPU time")
+        print("operation           events/s  ns/event      events/s  ns/event")
         print(row("binary decode", binaryDecodeRate))
         print(row("JSON decode", jsonDecodeRate))
         print(row("binary encode", binaryEncodeRate))
         print(row("JSON encode", jsonEncodeRate))
         print("")
-        print("decode ratio binary/JSON: \(String(Int((binaryDecodeRate / jsonDecodeRate).rounded())))x"
-              + "   encode ratio binary/JSON: \(String(Int((binaryEncodeRate / jsonEncodeRate).rounded())))x")
+        func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.1fx", a / b) }
+        print("binary/JSON decode: \(ratio(binaryDecodeRate.wall, jsonDecodeRate.wall)) (wall), "
+              + "\(ratio(binaryDecodeRate.cpu, jsonDecodeRate.cpu)) (CPU)")
+        print("binary/JSON encode: \(ratio(binaryEncodeRate.wall, jsonEncodeRate.wall)) (wall), "
+              + "\(ratio(binaryEncodeRate.cpu, jsonEncodeRate.cpu)) (CPU)")
+        var load = [0.0, 0.0, 0.0]
+        if getloadavg(&load, 3) == 3 { print(String(format: "load average during the run: %.2f (2 shared cores here)", load[0])) }
     }
 }

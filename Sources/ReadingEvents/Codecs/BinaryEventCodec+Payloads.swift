@@ -226,7 +226,7 @@ enum ProtoRead {
     }
 
     /// The model payload of a protobuf payload, at the version it was stored with.
-    static func payload(_ payload: ProtoPayload) throws(EventDecodingError) -> StoredPayload {
+    static func payload(_ payload: consuming ProtoPayload) throws(EventDecodingError) -> StoredPayload {
         switch payload {
         case .bookAdded(let m):
             return .event(.bookAdded(BookAdded(book: try id(m.book, "data.book"), metadata: try metadata(m.metadata),
