@@ -26,6 +26,9 @@ public enum BinaryEventCodec {
     /// The stored value of an envelope: everything but its position, event ID, stream and stream
     /// version.
     ///
+    /// An unknown event's schema version is stored as a `uint32`, so it must lie in
+    /// 1 ... `UInt32.max` to read back (every version a decoder produces does).
+    ///
     /// - Precondition: the event serializes to less than 2 GiB (the payload limits keep every
     ///   valid event far below).
     public static func encode(_ envelope: EventEnvelope) -> [UInt8] {
