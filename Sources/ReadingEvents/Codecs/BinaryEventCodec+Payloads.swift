@@ -28,6 +28,17 @@ extension ReadingStatus {
     }
 }
 
+extension BookMetadata {
+    /// The serialized `BookMetadata` message that `BookAdded` and `MetadataCorrected` carry.
+    var protoBytes: Data {
+        do {
+            return try Readinghistory_V1_BookMetadata(self).serializedBytes()
+        } catch {
+            preconditionFailure("book metadata did not serialize: \(error)")  // only beyond 2 GiB
+        }
+    }
+}
+
 extension Readinghistory_V1_BookMetadata {
     init(_ m: BookMetadata) {
         self.init()
@@ -50,9 +61,9 @@ extension ProtoPayload {
     init?(_ event: ReadingEvent) {
         switch event {
         case .bookAdded(let e):
-            self = .bookAdded(.with { $0.book = e.book.protoBytes; $0.metadata = .init(e.metadata); $0.status = e.status.proto })
+            self = .bookAdded(.with { $0.book = e.book.protoBytes; $0.metadata = e.metadata.protoBytes; $0.status = e.status.proto })
         case .metadataCorrected(let e):
-            self = .metadataCorrected(.with { $0.book = e.book.protoBytes; $0.metadata = .init(e.metadata) })
+            self = .metadataCorrected(.with { $0.book = e.book.protoBytes; $0.metadata = e.metadata.protoBytes })
         case .bookRemoved(let e):
             self = .bookRemoved(.with { $0.book = e.book.protoBytes })
         case .statusChanged(let e):
@@ -177,6 +188,19 @@ enum ProtoRead {
         has ? try DecodingChecks.page(value, field) : nil
     }
 
+    /// Parses the serialized `BookMetadata` message of `BookAdded` and `MetadataCorrected`.
+    static func metadata(_ bytes: Data) throws(EventDecodingError) -> BookMetadata {
+        guard !bytes.isEmpty else { throw .missing("data.metadata") }
+        let message: Readinghistory_V1_BookMetadata
+        do {
+            message = try Readinghistory_V1_BookMetadata(serializedBytes: bytes, partial: true)
+        } catch {
+            throw EventDecodingError(field: "data.metadata", problem: .malformed,
+                                     detail: "the bytes are not a valid BookMetadata protobuf message (\(error))")
+        }
+        return try metadata(message)
+    }
+
     static func metadata(_ m: Readinghistory_V1_BookMetadata) throws(EventDecodingError) -> BookMetadata {
         let metadata = BookMetadata(
             title: m.title,
@@ -202,14 +226,12 @@ enum ProtoRead {
     }
 
     /// The model payload of a protobuf payload, at the version it was stored with.
-    static func payload(_ payload: ProtoPayload) throws(EventDecodingError) -> StoredPayload {
+    static func payload(_ payload: consuming ProtoPayload) throws(EventDecodingError) -> StoredPayload {
         switch payload {
         case .bookAdded(let m):
-            guard m.hasMetadata else { throw .missing("data.metadata") }
             return .event(.bookAdded(BookAdded(book: try id(m.book, "data.book"), metadata: try metadata(m.metadata),
                                                status: try status(m.status, "data.status"))))
         case .metadataCorrected(let m):
-            guard m.hasMetadata else { throw .missing("data.metadata") }
             return .event(.metadataCorrected(MetadataCorrected(book: try id(m.book, "data.book"),
                                                                metadata: try metadata(m.metadata))))
         case .bookRemoved(let m):

@@ -26,6 +26,9 @@ public enum BinaryEventCodec {
     /// The stored value of an envelope: everything but its position, event ID, stream and stream
     /// version.
     ///
+    /// An unknown event's schema version is stored as a `uint32`, so it must lie in
+    /// 1 ... `UInt32.max` to read back (every version a decoder produces does).
+    ///
     /// - Precondition: the event serializes to less than 2 GiB (the payload limits keep every
     ///   valid event far below).
     public static func encode(_ envelope: EventEnvelope) -> [UInt8] {
@@ -142,7 +145,7 @@ public enum BinaryEventCodec {
         }
     }
 
-    static func envelope(from message: ProtoStoredEvent, position: UInt64, eventID: EventID, stream: StreamID,
+    static func envelope(from message: consuming ProtoStoredEvent, position: UInt64, eventID: EventID, stream: StreamID,
                          streamVersion: UInt64) throws(EventDecodingError) -> EventEnvelope {
         let reader: ReaderID = try ProtoRead.id(message.reader, "reader")
         let occurredAt = try DecodingChecks.instant(message.occurredAtUs, "occurredAt")
@@ -155,11 +158,11 @@ public enum BinaryEventCodec {
         let causationID: EventID? = try ProtoRead.optionalID(message.causationID, "causationID")
 
         let stored: StoredPayload
-        if let payload = message.payload {
+        if let payload = message.payload.take() {  // moved out, not copied
             guard message.rawPayload.isEmpty else {
                 throw .inconsistent("rawPayload", "a \(tag) event has a payload and a raw payload")
             }
-            stored = try ProtoRead.payload(payload)
+            stored = try ProtoRead.payload(consume payload)
         } else {
             // A type this build does not know: keep its payload exactly as stored.
             let bytes = message.rawPayload.isEmpty ? [UInt8](message.unknownFields.data) : [UInt8](message.rawPayload)

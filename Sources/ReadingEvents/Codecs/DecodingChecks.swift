@@ -91,8 +91,17 @@ enum DecodingChecks {
     /// per event is slow); the JSON decoder checks it for real.
     @inline(__always)
     static func storedZone(_ value: String, _ field: String) throws(EventDecodingError) -> ZoneID {
-        let utf8 = value.utf8
-        guard !utf8.isEmpty, utf8.count <= 255, utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        var printable = !value.isEmpty
+        if printable {
+            var copy = value
+            printable = copy.withUTF8 { bytes in
+                guard bytes.count <= 255 else { return false }
+                var ok = true
+                for byte in bytes { ok = ok && byte > 0x20 && byte < 0x7F }
+                return ok
+            }
+        }
+        guard printable else {
             throw .invalid(field, .unknownTimeZone, "\"\(value)\" is not an IANA time zone identifier")
         }
         return ZoneID(unchecked: value)

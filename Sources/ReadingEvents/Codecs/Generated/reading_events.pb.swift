@@ -99,313 +99,283 @@ nonisolated enum Readinghistory_V1_ReadingStatus: SwiftProtobuf.Enum, Swift.Case
 }
 
 /// One stored event: the envelope fields the log does not key on, and the payload.
-nonisolated struct Readinghistory_V1_StoredEvent: @unchecked Sendable {
+nonisolated struct Readinghistory_V1_StoredEvent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// The reader who did it: a UUID, 16 bytes.
-  var reader: Data {
-    get {_storage._reader}
-    set {_uniqueStorage()._reader = newValue}
-  }
+  var reader: Data = Data()
 
   /// The instant of the action, microseconds since the Unix epoch (UTC).
-  var occurredAtUs: Int64 {
-    get {_storage._occurredAtUs}
-    set {_uniqueStorage()._occurredAtUs = newValue}
-  }
+  var occurredAtUs: Int64 = 0
 
   /// The IANA time zone the action happened in ("Asia/Seoul"); never empty.
-  var timeZone: String {
-    get {_storage._timeZone}
-    set {_uniqueStorage()._timeZone = newValue}
-  }
+  var timeZone: String = String()
 
   /// When the event was appended, microseconds since the Unix epoch (UTC).
-  var recordedAtUs: Int64 {
-    get {_storage._recordedAtUs}
-    set {_uniqueStorage()._recordedAtUs = newValue}
-  }
+  var recordedAtUs: Int64 = 0
 
   /// The stable event type tag ("PagesRead"). For known types it agrees with the payload member.
-  var type: String {
-    get {_storage._type}
-    set {_uniqueStorage()._type = newValue}
-  }
+  var type: String = String()
 
   /// The schema version of the payload (RatingSet: 1 = `rating_set_v1`, 2 = `rating_set`).
-  var schemaVersion: UInt32 {
-    get {_storage._schemaVersion}
-    set {_uniqueStorage()._schemaVersion = newValue}
-  }
+  var schemaVersion: UInt32 = 0
 
   /// Optional correlation ID (a UUID, 16 bytes); empty when absent.
-  var correlationID: Data {
-    get {_storage._correlationID}
-    set {_uniqueStorage()._correlationID = newValue}
-  }
+  var correlationID: Data = Data()
 
   /// Optional causation ID (a UUID, 16 bytes); empty when absent.
-  var causationID: Data {
-    get {_storage._causationID}
-    set {_uniqueStorage()._causationID = newValue}
-  }
+  var causationID: Data = Data()
 
   /// The payload of an event whose type the writing build did not know, kept verbatim when the
   /// bytes could not be kept as protobuf fields of this message (see the Codecs article).
   /// Empty whenever a `payload` member is set.
-  var rawPayload: Data {
-    get {_storage._rawPayload}
-    set {_uniqueStorage()._rawPayload = newValue}
-  }
+  var rawPayload: Data = Data()
 
   /// The payload: exactly one member for a known event type.
-  var payload: OneOf_Payload? {
-    get {return _storage._payload}
-    set {_uniqueStorage()._payload = newValue}
-  }
+  var payload: Readinghistory_V1_StoredEvent.OneOf_Payload? = nil
 
   var bookAdded: Readinghistory_V1_BookAdded {
     get {
-      if case .bookAdded(let v)? = _storage._payload {return v}
+      if case .bookAdded(let v)? = payload {return v}
       return Readinghistory_V1_BookAdded()
     }
-    set {_uniqueStorage()._payload = .bookAdded(newValue)}
+    set {payload = .bookAdded(newValue)}
   }
 
   var metadataCorrected: Readinghistory_V1_MetadataCorrected {
     get {
-      if case .metadataCorrected(let v)? = _storage._payload {return v}
+      if case .metadataCorrected(let v)? = payload {return v}
       return Readinghistory_V1_MetadataCorrected()
     }
-    set {_uniqueStorage()._payload = .metadataCorrected(newValue)}
+    set {payload = .metadataCorrected(newValue)}
   }
 
   var bookRemoved: Readinghistory_V1_BookRemoved {
     get {
-      if case .bookRemoved(let v)? = _storage._payload {return v}
+      if case .bookRemoved(let v)? = payload {return v}
       return Readinghistory_V1_BookRemoved()
     }
-    set {_uniqueStorage()._payload = .bookRemoved(newValue)}
+    set {payload = .bookRemoved(newValue)}
   }
 
   var readingStatusChanged: Readinghistory_V1_ReadingStatusChanged {
     get {
-      if case .readingStatusChanged(let v)? = _storage._payload {return v}
+      if case .readingStatusChanged(let v)? = payload {return v}
       return Readinghistory_V1_ReadingStatusChanged()
     }
-    set {_uniqueStorage()._payload = .readingStatusChanged(newValue)}
+    set {payload = .readingStatusChanged(newValue)}
   }
 
   var goalSet: Readinghistory_V1_GoalSet {
     get {
-      if case .goalSet(let v)? = _storage._payload {return v}
+      if case .goalSet(let v)? = payload {return v}
       return Readinghistory_V1_GoalSet()
     }
-    set {_uniqueStorage()._payload = .goalSet(newValue)}
+    set {payload = .goalSet(newValue)}
   }
 
   var goalChanged: Readinghistory_V1_GoalChanged {
     get {
-      if case .goalChanged(let v)? = _storage._payload {return v}
+      if case .goalChanged(let v)? = payload {return v}
       return Readinghistory_V1_GoalChanged()
     }
-    set {_uniqueStorage()._payload = .goalChanged(newValue)}
+    set {payload = .goalChanged(newValue)}
   }
 
   var goalDeleted: Readinghistory_V1_GoalDeleted {
     get {
-      if case .goalDeleted(let v)? = _storage._payload {return v}
+      if case .goalDeleted(let v)? = payload {return v}
       return Readinghistory_V1_GoalDeleted()
     }
-    set {_uniqueStorage()._payload = .goalDeleted(newValue)}
+    set {payload = .goalDeleted(newValue)}
   }
 
   var pagesRead: Readinghistory_V1_PagesRead {
     get {
-      if case .pagesRead(let v)? = _storage._payload {return v}
+      if case .pagesRead(let v)? = payload {return v}
       return Readinghistory_V1_PagesRead()
     }
-    set {_uniqueStorage()._payload = .pagesRead(newValue)}
+    set {payload = .pagesRead(newValue)}
   }
 
   var progressCorrected: Readinghistory_V1_ProgressCorrected {
     get {
-      if case .progressCorrected(let v)? = _storage._payload {return v}
+      if case .progressCorrected(let v)? = payload {return v}
       return Readinghistory_V1_ProgressCorrected()
     }
-    set {_uniqueStorage()._payload = .progressCorrected(newValue)}
+    set {payload = .progressCorrected(newValue)}
   }
 
   var readThroughStarted: Readinghistory_V1_ReadThroughStarted {
     get {
-      if case .readThroughStarted(let v)? = _storage._payload {return v}
+      if case .readThroughStarted(let v)? = payload {return v}
       return Readinghistory_V1_ReadThroughStarted()
     }
-    set {_uniqueStorage()._payload = .readThroughStarted(newValue)}
+    set {payload = .readThroughStarted(newValue)}
   }
 
   var sessionStarted: Readinghistory_V1_SessionStarted {
     get {
-      if case .sessionStarted(let v)? = _storage._payload {return v}
+      if case .sessionStarted(let v)? = payload {return v}
       return Readinghistory_V1_SessionStarted()
     }
-    set {_uniqueStorage()._payload = .sessionStarted(newValue)}
+    set {payload = .sessionStarted(newValue)}
   }
 
   var sessionPaused: Readinghistory_V1_SessionPaused {
     get {
-      if case .sessionPaused(let v)? = _storage._payload {return v}
+      if case .sessionPaused(let v)? = payload {return v}
       return Readinghistory_V1_SessionPaused()
     }
-    set {_uniqueStorage()._payload = .sessionPaused(newValue)}
+    set {payload = .sessionPaused(newValue)}
   }
 
   var sessionResumed: Readinghistory_V1_SessionResumed {
     get {
-      if case .sessionResumed(let v)? = _storage._payload {return v}
+      if case .sessionResumed(let v)? = payload {return v}
       return Readinghistory_V1_SessionResumed()
     }
-    set {_uniqueStorage()._payload = .sessionResumed(newValue)}
+    set {payload = .sessionResumed(newValue)}
   }
 
   var sessionFinished: Readinghistory_V1_SessionFinished {
     get {
-      if case .sessionFinished(let v)? = _storage._payload {return v}
+      if case .sessionFinished(let v)? = payload {return v}
       return Readinghistory_V1_SessionFinished()
     }
-    set {_uniqueStorage()._payload = .sessionFinished(newValue)}
+    set {payload = .sessionFinished(newValue)}
   }
 
   var sessionDiscarded: Readinghistory_V1_SessionDiscarded {
     get {
-      if case .sessionDiscarded(let v)? = _storage._payload {return v}
+      if case .sessionDiscarded(let v)? = payload {return v}
       return Readinghistory_V1_SessionDiscarded()
     }
-    set {_uniqueStorage()._payload = .sessionDiscarded(newValue)}
+    set {payload = .sessionDiscarded(newValue)}
   }
 
   var bookFinished: Readinghistory_V1_BookFinished {
     get {
-      if case .bookFinished(let v)? = _storage._payload {return v}
+      if case .bookFinished(let v)? = payload {return v}
       return Readinghistory_V1_BookFinished()
     }
-    set {_uniqueStorage()._payload = .bookFinished(newValue)}
+    set {payload = .bookFinished(newValue)}
   }
 
   var finishUndone: Readinghistory_V1_FinishUndone {
     get {
-      if case .finishUndone(let v)? = _storage._payload {return v}
+      if case .finishUndone(let v)? = payload {return v}
       return Readinghistory_V1_FinishUndone()
     }
-    set {_uniqueStorage()._payload = .finishUndone(newValue)}
+    set {payload = .finishUndone(newValue)}
   }
 
   var sentenceCollected: Readinghistory_V1_SentenceCollected {
     get {
-      if case .sentenceCollected(let v)? = _storage._payload {return v}
+      if case .sentenceCollected(let v)? = payload {return v}
       return Readinghistory_V1_SentenceCollected()
     }
-    set {_uniqueStorage()._payload = .sentenceCollected(newValue)}
+    set {payload = .sentenceCollected(newValue)}
   }
 
   var sentenceEdited: Readinghistory_V1_SentenceEdited {
     get {
-      if case .sentenceEdited(let v)? = _storage._payload {return v}
+      if case .sentenceEdited(let v)? = payload {return v}
       return Readinghistory_V1_SentenceEdited()
     }
-    set {_uniqueStorage()._payload = .sentenceEdited(newValue)}
+    set {payload = .sentenceEdited(newValue)}
   }
 
   var sentenceRemoved: Readinghistory_V1_SentenceRemoved {
     get {
-      if case .sentenceRemoved(let v)? = _storage._payload {return v}
+      if case .sentenceRemoved(let v)? = payload {return v}
       return Readinghistory_V1_SentenceRemoved()
     }
-    set {_uniqueStorage()._payload = .sentenceRemoved(newValue)}
+    set {payload = .sentenceRemoved(newValue)}
   }
 
   var memoWritten: Readinghistory_V1_MemoWritten {
     get {
-      if case .memoWritten(let v)? = _storage._payload {return v}
+      if case .memoWritten(let v)? = payload {return v}
       return Readinghistory_V1_MemoWritten()
     }
-    set {_uniqueStorage()._payload = .memoWritten(newValue)}
+    set {payload = .memoWritten(newValue)}
   }
 
   var memoEdited: Readinghistory_V1_MemoEdited {
     get {
-      if case .memoEdited(let v)? = _storage._payload {return v}
+      if case .memoEdited(let v)? = payload {return v}
       return Readinghistory_V1_MemoEdited()
     }
-    set {_uniqueStorage()._payload = .memoEdited(newValue)}
+    set {payload = .memoEdited(newValue)}
   }
 
   var memoRemoved: Readinghistory_V1_MemoRemoved {
     get {
-      if case .memoRemoved(let v)? = _storage._payload {return v}
+      if case .memoRemoved(let v)? = payload {return v}
       return Readinghistory_V1_MemoRemoved()
     }
-    set {_uniqueStorage()._payload = .memoRemoved(newValue)}
+    set {payload = .memoRemoved(newValue)}
   }
 
   /// RatingSet schema version 1 (whole stars). Read only; upcast to `rating_set`.
   var ratingSetV1: Readinghistory_V1_RatingSetV1 {
     get {
-      if case .ratingSetV1(let v)? = _storage._payload {return v}
+      if case .ratingSetV1(let v)? = payload {return v}
       return Readinghistory_V1_RatingSetV1()
     }
-    set {_uniqueStorage()._payload = .ratingSetV1(newValue)}
+    set {payload = .ratingSetV1(newValue)}
   }
 
   /// RatingSet schema version 2 (quarter stars). Written by current builds.
   var ratingSet: Readinghistory_V1_RatingSet {
     get {
-      if case .ratingSet(let v)? = _storage._payload {return v}
+      if case .ratingSet(let v)? = payload {return v}
       return Readinghistory_V1_RatingSet()
     }
-    set {_uniqueStorage()._payload = .ratingSet(newValue)}
+    set {payload = .ratingSet(newValue)}
   }
 
   var ratingCleared: Readinghistory_V1_RatingCleared {
     get {
-      if case .ratingCleared(let v)? = _storage._payload {return v}
+      if case .ratingCleared(let v)? = payload {return v}
       return Readinghistory_V1_RatingCleared()
     }
-    set {_uniqueStorage()._payload = .ratingCleared(newValue)}
+    set {payload = .ratingCleared(newValue)}
   }
 
   var bookLiked: Readinghistory_V1_BookLiked {
     get {
-      if case .bookLiked(let v)? = _storage._payload {return v}
+      if case .bookLiked(let v)? = payload {return v}
       return Readinghistory_V1_BookLiked()
     }
-    set {_uniqueStorage()._payload = .bookLiked(newValue)}
+    set {payload = .bookLiked(newValue)}
   }
 
   var bookUnliked: Readinghistory_V1_BookUnliked {
     get {
-      if case .bookUnliked(let v)? = _storage._payload {return v}
+      if case .bookUnliked(let v)? = payload {return v}
       return Readinghistory_V1_BookUnliked()
     }
-    set {_uniqueStorage()._payload = .bookUnliked(newValue)}
+    set {payload = .bookUnliked(newValue)}
   }
 
   var homeOrderSet: Readinghistory_V1_HomeOrderSet {
     get {
-      if case .homeOrderSet(let v)? = _storage._payload {return v}
+      if case .homeOrderSet(let v)? = payload {return v}
       return Readinghistory_V1_HomeOrderSet()
     }
-    set {_uniqueStorage()._payload = .homeOrderSet(newValue)}
+    set {payload = .homeOrderSet(newValue)}
   }
 
   var profileUpdated: Readinghistory_V1_ProfileUpdated {
     get {
-      if case .profileUpdated(let v)? = _storage._payload {return v}
+      if case .profileUpdated(let v)? = payload {return v}
       return Readinghistory_V1_ProfileUpdated()
     }
-    set {_uniqueStorage()._payload = .profileUpdated(newValue)}
+    set {payload = .profileUpdated(newValue)}
   }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -448,43 +418,53 @@ nonisolated struct Readinghistory_V1_StoredEvent: @unchecked Sendable {
   }
 
   init() {}
-
-  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// A stored event with the fields the log keeps in its keys: a self-contained envelope.
-nonisolated struct Readinghistory_V1_EventRecord: Sendable {
+nonisolated struct Readinghistory_V1_EventRecord: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Global position in the log, from 1.
-  var position: UInt64 = 0
+  var position: UInt64 {
+    get {_storage._position}
+    set {_uniqueStorage()._position = newValue}
+  }
 
   /// The event's ID: a UUID, 16 bytes.
-  var eventID: Data = Data()
+  var eventID: Data {
+    get {_storage._eventID}
+    set {_uniqueStorage()._eventID = newValue}
+  }
 
   /// The stream name: "book:<reader>:<book>" or "reader:<reader>" (lowercase UUIDs).
-  var stream: String = String()
+  var stream: String {
+    get {_storage._stream}
+    set {_uniqueStorage()._stream = newValue}
+  }
 
   /// The event's version within its stream, from 1.
-  var streamVersion: UInt64 = 0
+  var streamVersion: UInt64 {
+    get {_storage._streamVersion}
+    set {_uniqueStorage()._streamVersion = newValue}
+  }
 
   /// Everything else.
   var event: Readinghistory_V1_StoredEvent {
-    get {_event ?? Readinghistory_V1_StoredEvent()}
-    set {_event = newValue}
+    get {_storage._event ?? Readinghistory_V1_StoredEvent()}
+    set {_uniqueStorage()._event = newValue}
   }
   /// Returns true if `event` has been explicitly set.
-  var hasEvent: Bool {self._event != nil}
+  var hasEvent: Bool {_storage._event != nil}
   /// Clears the value of `event`. Subsequent reads from it will return its default value.
-  mutating func clearEvent() {self._event = nil}
+  mutating func clearEvent() {_uniqueStorage()._event = nil}
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
-  fileprivate var _event: Readinghistory_V1_StoredEvent? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// A book's metadata as a bookstore API gives it or the reader types it.
@@ -608,22 +588,18 @@ nonisolated struct Readinghistory_V1_BookAdded: Sendable {
 
   var book: Data = Data()
 
-  var metadata: Readinghistory_V1_BookMetadata {
-    get {_metadata ?? Readinghistory_V1_BookMetadata()}
-    set {_metadata = newValue}
-  }
-  /// Returns true if `metadata` has been explicitly set.
-  var hasMetadata: Bool {self._metadata != nil}
-  /// Clears the value of `metadata`. Subsequent reads from it will return its default value.
-  mutating func clearMetadata() {self._metadata = nil}
+  /// A serialized `BookMetadata` message. On the wire a `bytes` field and a message field are the
+  /// same (length-delimited), so this may be read as `BookMetadata metadata = 2`. It is declared as
+  /// bytes on purpose: with the 11 metadata fields inline, the generated Swift `StoredEvent` would
+  /// need heap storage for every event, which made decoding of the common, small events markedly
+  /// slower (see the Codecs article); the few events that carry metadata parse it in a second step.
+  var metadata: Data = Data()
 
   var status: Readinghistory_V1_ReadingStatus = .unspecified
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
-
-  fileprivate var _metadata: Readinghistory_V1_BookMetadata? = nil
 }
 
 /// The book's metadata was replaced by a corrected one.
@@ -634,20 +610,12 @@ nonisolated struct Readinghistory_V1_MetadataCorrected: Sendable {
 
   var book: Data = Data()
 
-  var metadata: Readinghistory_V1_BookMetadata {
-    get {_metadata ?? Readinghistory_V1_BookMetadata()}
-    set {_metadata = newValue}
-  }
-  /// Returns true if `metadata` has been explicitly set.
-  var hasMetadata: Bool {self._metadata != nil}
-  /// Clears the value of `metadata`. Subsequent reads from it will return its default value.
-  mutating func clearMetadata() {self._metadata = nil}
+  /// A serialized `BookMetadata` message, as in `BookAdded`.
+  var metadata: Data = Data()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
-
-  fileprivate var _metadata: Readinghistory_V1_BookMetadata? = nil
 }
 
 /// The book left the library.
@@ -1192,17 +1160,600 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
   static let protoMessageName: String = _protobuf_package + ".StoredEvent"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reader\0\u{3}occurred_at_us\0\u{3}time_zone\0\u{3}recorded_at_us\0\u{1}type\0\u{3}schema_version\0\u{3}correlation_id\0\u{3}causation_id\0\u{4}\u{7}raw_payload\0\u{3}book_added\0\u{3}metadata_corrected\0\u{3}book_removed\0\u{3}reading_status_changed\0\u{3}goal_set\0\u{3}goal_changed\0\u{3}goal_deleted\0\u{3}pages_read\0\u{3}progress_corrected\0\u{3}read_through_started\0\u{3}session_started\0\u{3}session_paused\0\u{3}session_resumed\0\u{3}session_finished\0\u{3}session_discarded\0\u{3}book_finished\0\u{3}finish_undone\0\u{3}sentence_collected\0\u{3}sentence_edited\0\u{3}sentence_removed\0\u{3}memo_written\0\u{3}memo_edited\0\u{3}memo_removed\0\u{3}rating_set_v1\0\u{3}rating_set\0\u{3}rating_cleared\0\u{3}book_liked\0\u{3}book_unliked\0\u{3}home_order_set\0\u{3}profile_updated\0")
 
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.reader) }()
+      case 2: try { try decoder.decodeSingularSInt64Field(value: &self.occurredAtUs) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.timeZone) }()
+      case 4: try { try decoder.decodeSingularSInt64Field(value: &self.recordedAtUs) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.type) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.schemaVersion) }()
+      case 7: try { try decoder.decodeSingularBytesField(value: &self.correlationID) }()
+      case 8: try { try decoder.decodeSingularBytesField(value: &self.causationID) }()
+      case 15: try { try decoder.decodeSingularBytesField(value: &self.rawPayload) }()
+      case 16: try {
+        var v: Readinghistory_V1_BookAdded?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .bookAdded(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .bookAdded(v)
+        }
+      }()
+      case 17: try {
+        var v: Readinghistory_V1_MetadataCorrected?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .metadataCorrected(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .metadataCorrected(v)
+        }
+      }()
+      case 18: try {
+        var v: Readinghistory_V1_BookRemoved?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .bookRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .bookRemoved(v)
+        }
+      }()
+      case 19: try {
+        var v: Readinghistory_V1_ReadingStatusChanged?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .readingStatusChanged(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .readingStatusChanged(v)
+        }
+      }()
+      case 20: try {
+        var v: Readinghistory_V1_GoalSet?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .goalSet(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .goalSet(v)
+        }
+      }()
+      case 21: try {
+        var v: Readinghistory_V1_GoalChanged?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .goalChanged(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .goalChanged(v)
+        }
+      }()
+      case 22: try {
+        var v: Readinghistory_V1_GoalDeleted?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .goalDeleted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .goalDeleted(v)
+        }
+      }()
+      case 23: try {
+        var v: Readinghistory_V1_PagesRead?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .pagesRead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .pagesRead(v)
+        }
+      }()
+      case 24: try {
+        var v: Readinghistory_V1_ProgressCorrected?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .progressCorrected(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .progressCorrected(v)
+        }
+      }()
+      case 25: try {
+        var v: Readinghistory_V1_ReadThroughStarted?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .readThroughStarted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .readThroughStarted(v)
+        }
+      }()
+      case 26: try {
+        var v: Readinghistory_V1_SessionStarted?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sessionStarted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sessionStarted(v)
+        }
+      }()
+      case 27: try {
+        var v: Readinghistory_V1_SessionPaused?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sessionPaused(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sessionPaused(v)
+        }
+      }()
+      case 28: try {
+        var v: Readinghistory_V1_SessionResumed?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sessionResumed(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sessionResumed(v)
+        }
+      }()
+      case 29: try {
+        var v: Readinghistory_V1_SessionFinished?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sessionFinished(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sessionFinished(v)
+        }
+      }()
+      case 30: try {
+        var v: Readinghistory_V1_SessionDiscarded?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sessionDiscarded(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sessionDiscarded(v)
+        }
+      }()
+      case 31: try {
+        var v: Readinghistory_V1_BookFinished?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .bookFinished(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .bookFinished(v)
+        }
+      }()
+      case 32: try {
+        var v: Readinghistory_V1_FinishUndone?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .finishUndone(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .finishUndone(v)
+        }
+      }()
+      case 33: try {
+        var v: Readinghistory_V1_SentenceCollected?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sentenceCollected(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sentenceCollected(v)
+        }
+      }()
+      case 34: try {
+        var v: Readinghistory_V1_SentenceEdited?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sentenceEdited(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sentenceEdited(v)
+        }
+      }()
+      case 35: try {
+        var v: Readinghistory_V1_SentenceRemoved?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .sentenceRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .sentenceRemoved(v)
+        }
+      }()
+      case 36: try {
+        var v: Readinghistory_V1_MemoWritten?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .memoWritten(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .memoWritten(v)
+        }
+      }()
+      case 37: try {
+        var v: Readinghistory_V1_MemoEdited?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .memoEdited(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .memoEdited(v)
+        }
+      }()
+      case 38: try {
+        var v: Readinghistory_V1_MemoRemoved?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .memoRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .memoRemoved(v)
+        }
+      }()
+      case 39: try {
+        var v: Readinghistory_V1_RatingSetV1?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .ratingSetV1(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .ratingSetV1(v)
+        }
+      }()
+      case 40: try {
+        var v: Readinghistory_V1_RatingSet?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .ratingSet(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .ratingSet(v)
+        }
+      }()
+      case 41: try {
+        var v: Readinghistory_V1_RatingCleared?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .ratingCleared(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .ratingCleared(v)
+        }
+      }()
+      case 42: try {
+        var v: Readinghistory_V1_BookLiked?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .bookLiked(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .bookLiked(v)
+        }
+      }()
+      case 43: try {
+        var v: Readinghistory_V1_BookUnliked?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .bookUnliked(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .bookUnliked(v)
+        }
+      }()
+      case 44: try {
+        var v: Readinghistory_V1_HomeOrderSet?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .homeOrderSet(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .homeOrderSet(v)
+        }
+      }()
+      case 45: try {
+        var v: Readinghistory_V1_ProfileUpdated?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .profileUpdated(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .profileUpdated(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.reader.isEmpty {
+      try visitor.visitSingularBytesField(value: self.reader, fieldNumber: 1)
+    }
+    if self.occurredAtUs != 0 {
+      try visitor.visitSingularSInt64Field(value: self.occurredAtUs, fieldNumber: 2)
+    }
+    if !self.timeZone.isEmpty {
+      try visitor.visitSingularStringField(value: self.timeZone, fieldNumber: 3)
+    }
+    if self.recordedAtUs != 0 {
+      try visitor.visitSingularSInt64Field(value: self.recordedAtUs, fieldNumber: 4)
+    }
+    if !self.type.isEmpty {
+      try visitor.visitSingularStringField(value: self.type, fieldNumber: 5)
+    }
+    if self.schemaVersion != 0 {
+      try visitor.visitSingularUInt32Field(value: self.schemaVersion, fieldNumber: 6)
+    }
+    if !self.correlationID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.correlationID, fieldNumber: 7)
+    }
+    if !self.causationID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.causationID, fieldNumber: 8)
+    }
+    if !self.rawPayload.isEmpty {
+      try visitor.visitSingularBytesField(value: self.rawPayload, fieldNumber: 15)
+    }
+    switch self.payload {
+    case .bookAdded?: try {
+      guard case .bookAdded(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .metadataCorrected?: try {
+      guard case .metadataCorrected(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
+    case .bookRemoved?: try {
+      guard case .bookRemoved(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
+    case .readingStatusChanged?: try {
+      guard case .readingStatusChanged(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .goalSet?: try {
+      guard case .goalSet(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .goalChanged?: try {
+      guard case .goalChanged(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .goalDeleted?: try {
+      guard case .goalDeleted(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
+    case .pagesRead?: try {
+      guard case .pagesRead(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .progressCorrected?: try {
+      guard case .progressCorrected(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
+    case .readThroughStarted?: try {
+      guard case .readThroughStarted(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
+    case .sessionStarted?: try {
+      guard case .sessionStarted(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+    }()
+    case .sessionPaused?: try {
+      guard case .sessionPaused(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+    }()
+    case .sessionResumed?: try {
+      guard case .sessionResumed(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+    }()
+    case .sessionFinished?: try {
+      guard case .sessionFinished(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
+    }()
+    case .sessionDiscarded?: try {
+      guard case .sessionDiscarded(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+    }()
+    case .bookFinished?: try {
+      guard case .bookFinished(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+    }()
+    case .finishUndone?: try {
+      guard case .finishUndone(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+    }()
+    case .sentenceCollected?: try {
+      guard case .sentenceCollected(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+    }()
+    case .sentenceEdited?: try {
+      guard case .sentenceEdited(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+    }()
+    case .sentenceRemoved?: try {
+      guard case .sentenceRemoved(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+    }()
+    case .memoWritten?: try {
+      guard case .memoWritten(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
+    }()
+    case .memoEdited?: try {
+      guard case .memoEdited(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
+    }()
+    case .memoRemoved?: try {
+      guard case .memoRemoved(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 38)
+    }()
+    case .ratingSetV1?: try {
+      guard case .ratingSetV1(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 39)
+    }()
+    case .ratingSet?: try {
+      guard case .ratingSet(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
+    }()
+    case .ratingCleared?: try {
+      guard case .ratingCleared(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
+    }()
+    case .bookLiked?: try {
+      guard case .bookLiked(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
+    }()
+    case .bookUnliked?: try {
+      guard case .bookUnliked(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
+    }()
+    case .homeOrderSet?: try {
+      guard case .homeOrderSet(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 44)
+    }()
+    case .profileUpdated?: try {
+      guard case .profileUpdated(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 45)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Readinghistory_V1_StoredEvent, rhs: Readinghistory_V1_StoredEvent) -> Bool {
+    if lhs.reader != rhs.reader {return false}
+    if lhs.occurredAtUs != rhs.occurredAtUs {return false}
+    if lhs.timeZone != rhs.timeZone {return false}
+    if lhs.recordedAtUs != rhs.recordedAtUs {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.schemaVersion != rhs.schemaVersion {return false}
+    if lhs.correlationID != rhs.correlationID {return false}
+    if lhs.causationID != rhs.causationID {return false}
+    if lhs.rawPayload != rhs.rawPayload {return false}
+    if lhs.payload != rhs.payload {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Readinghistory_V1_EventRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".EventRecord"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}position\0\u{3}event_id\0\u{1}stream\0\u{3}stream_version\0\u{1}event\0")
+
   fileprivate class _StorageClass {
-    var _reader: Data = Data()
-    var _occurredAtUs: Int64 = 0
-    var _timeZone: String = String()
-    var _recordedAtUs: Int64 = 0
-    var _type: String = String()
-    var _schemaVersion: UInt32 = 0
-    var _correlationID: Data = Data()
-    var _causationID: Data = Data()
-    var _rawPayload: Data = Data()
-    var _payload: Readinghistory_V1_StoredEvent.OneOf_Payload?
+    var _position: UInt64 = 0
+    var _eventID: Data = Data()
+    var _stream: String = String()
+    var _streamVersion: UInt64 = 0
+    var _event: Readinghistory_V1_StoredEvent? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1213,16 +1764,11 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
     private init() {}
 
     init(copying source: _StorageClass) {
-      _reader = source._reader
-      _occurredAtUs = source._occurredAtUs
-      _timeZone = source._timeZone
-      _recordedAtUs = source._recordedAtUs
-      _type = source._type
-      _schemaVersion = source._schemaVersion
-      _correlationID = source._correlationID
-      _causationID = source._causationID
-      _rawPayload = source._rawPayload
-      _payload = source._payload
+      _position = source._position
+      _eventID = source._eventID
+      _stream = source._stream
+      _streamVersion = source._streamVersion
+      _event = source._event
     }
   }
 
@@ -1241,405 +1787,11 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
         // allocates stack space for every case branch when no optimizations are
         // enabled. https://github.com/apple/swift-protobuf/issues/1034
         switch fieldNumber {
-        case 1: try { try decoder.decodeSingularBytesField(value: &_storage._reader) }()
-        case 2: try { try decoder.decodeSingularSInt64Field(value: &_storage._occurredAtUs) }()
-        case 3: try { try decoder.decodeSingularStringField(value: &_storage._timeZone) }()
-        case 4: try { try decoder.decodeSingularSInt64Field(value: &_storage._recordedAtUs) }()
-        case 5: try { try decoder.decodeSingularStringField(value: &_storage._type) }()
-        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._schemaVersion) }()
-        case 7: try { try decoder.decodeSingularBytesField(value: &_storage._correlationID) }()
-        case 8: try { try decoder.decodeSingularBytesField(value: &_storage._causationID) }()
-        case 15: try { try decoder.decodeSingularBytesField(value: &_storage._rawPayload) }()
-        case 16: try {
-          var v: Readinghistory_V1_BookAdded?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .bookAdded(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .bookAdded(v)
-          }
-        }()
-        case 17: try {
-          var v: Readinghistory_V1_MetadataCorrected?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .metadataCorrected(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .metadataCorrected(v)
-          }
-        }()
-        case 18: try {
-          var v: Readinghistory_V1_BookRemoved?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .bookRemoved(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .bookRemoved(v)
-          }
-        }()
-        case 19: try {
-          var v: Readinghistory_V1_ReadingStatusChanged?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .readingStatusChanged(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .readingStatusChanged(v)
-          }
-        }()
-        case 20: try {
-          var v: Readinghistory_V1_GoalSet?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .goalSet(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .goalSet(v)
-          }
-        }()
-        case 21: try {
-          var v: Readinghistory_V1_GoalChanged?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .goalChanged(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .goalChanged(v)
-          }
-        }()
-        case 22: try {
-          var v: Readinghistory_V1_GoalDeleted?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .goalDeleted(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .goalDeleted(v)
-          }
-        }()
-        case 23: try {
-          var v: Readinghistory_V1_PagesRead?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .pagesRead(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .pagesRead(v)
-          }
-        }()
-        case 24: try {
-          var v: Readinghistory_V1_ProgressCorrected?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .progressCorrected(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .progressCorrected(v)
-          }
-        }()
-        case 25: try {
-          var v: Readinghistory_V1_ReadThroughStarted?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .readThroughStarted(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .readThroughStarted(v)
-          }
-        }()
-        case 26: try {
-          var v: Readinghistory_V1_SessionStarted?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sessionStarted(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sessionStarted(v)
-          }
-        }()
-        case 27: try {
-          var v: Readinghistory_V1_SessionPaused?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sessionPaused(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sessionPaused(v)
-          }
-        }()
-        case 28: try {
-          var v: Readinghistory_V1_SessionResumed?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sessionResumed(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sessionResumed(v)
-          }
-        }()
-        case 29: try {
-          var v: Readinghistory_V1_SessionFinished?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sessionFinished(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sessionFinished(v)
-          }
-        }()
-        case 30: try {
-          var v: Readinghistory_V1_SessionDiscarded?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sessionDiscarded(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sessionDiscarded(v)
-          }
-        }()
-        case 31: try {
-          var v: Readinghistory_V1_BookFinished?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .bookFinished(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .bookFinished(v)
-          }
-        }()
-        case 32: try {
-          var v: Readinghistory_V1_FinishUndone?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .finishUndone(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .finishUndone(v)
-          }
-        }()
-        case 33: try {
-          var v: Readinghistory_V1_SentenceCollected?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sentenceCollected(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sentenceCollected(v)
-          }
-        }()
-        case 34: try {
-          var v: Readinghistory_V1_SentenceEdited?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sentenceEdited(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sentenceEdited(v)
-          }
-        }()
-        case 35: try {
-          var v: Readinghistory_V1_SentenceRemoved?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .sentenceRemoved(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .sentenceRemoved(v)
-          }
-        }()
-        case 36: try {
-          var v: Readinghistory_V1_MemoWritten?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .memoWritten(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .memoWritten(v)
-          }
-        }()
-        case 37: try {
-          var v: Readinghistory_V1_MemoEdited?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .memoEdited(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .memoEdited(v)
-          }
-        }()
-        case 38: try {
-          var v: Readinghistory_V1_MemoRemoved?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .memoRemoved(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .memoRemoved(v)
-          }
-        }()
-        case 39: try {
-          var v: Readinghistory_V1_RatingSetV1?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .ratingSetV1(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .ratingSetV1(v)
-          }
-        }()
-        case 40: try {
-          var v: Readinghistory_V1_RatingSet?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .ratingSet(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .ratingSet(v)
-          }
-        }()
-        case 41: try {
-          var v: Readinghistory_V1_RatingCleared?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .ratingCleared(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .ratingCleared(v)
-          }
-        }()
-        case 42: try {
-          var v: Readinghistory_V1_BookLiked?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .bookLiked(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .bookLiked(v)
-          }
-        }()
-        case 43: try {
-          var v: Readinghistory_V1_BookUnliked?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .bookUnliked(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .bookUnliked(v)
-          }
-        }()
-        case 44: try {
-          var v: Readinghistory_V1_HomeOrderSet?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .homeOrderSet(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .homeOrderSet(v)
-          }
-        }()
-        case 45: try {
-          var v: Readinghistory_V1_ProfileUpdated?
-          var hadOneofValue = false
-          if let current = _storage._payload {
-            hadOneofValue = true
-            if case .profileUpdated(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._payload = .profileUpdated(v)
-          }
-        }()
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._position) }()
+        case 2: try { try decoder.decodeSingularBytesField(value: &_storage._eventID) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._stream) }()
+        case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._streamVersion) }()
+        case 5: try { try decoder.decodeSingularMessageField(value: &_storage._event) }()
         default: break
         }
       }
@@ -1652,233 +1804,39 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
       // allocates stack space for every if/case branch local when no optimizations
       // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
       // https://github.com/apple/swift-protobuf/issues/1182
-      if !_storage._reader.isEmpty {
-        try visitor.visitSingularBytesField(value: _storage._reader, fieldNumber: 1)
+      if _storage._position != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._position, fieldNumber: 1)
       }
-      if _storage._occurredAtUs != 0 {
-        try visitor.visitSingularSInt64Field(value: _storage._occurredAtUs, fieldNumber: 2)
+      if !_storage._eventID.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._eventID, fieldNumber: 2)
       }
-      if !_storage._timeZone.isEmpty {
-        try visitor.visitSingularStringField(value: _storage._timeZone, fieldNumber: 3)
+      if !_storage._stream.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._stream, fieldNumber: 3)
       }
-      if _storage._recordedAtUs != 0 {
-        try visitor.visitSingularSInt64Field(value: _storage._recordedAtUs, fieldNumber: 4)
+      if _storage._streamVersion != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._streamVersion, fieldNumber: 4)
       }
-      if !_storage._type.isEmpty {
-        try visitor.visitSingularStringField(value: _storage._type, fieldNumber: 5)
-      }
-      if _storage._schemaVersion != 0 {
-        try visitor.visitSingularUInt32Field(value: _storage._schemaVersion, fieldNumber: 6)
-      }
-      if !_storage._correlationID.isEmpty {
-        try visitor.visitSingularBytesField(value: _storage._correlationID, fieldNumber: 7)
-      }
-      if !_storage._causationID.isEmpty {
-        try visitor.visitSingularBytesField(value: _storage._causationID, fieldNumber: 8)
-      }
-      if !_storage._rawPayload.isEmpty {
-        try visitor.visitSingularBytesField(value: _storage._rawPayload, fieldNumber: 15)
-      }
-      switch _storage._payload {
-      case .bookAdded?: try {
-        guard case .bookAdded(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
-      }()
-      case .metadataCorrected?: try {
-        guard case .metadataCorrected(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
-      }()
-      case .bookRemoved?: try {
-        guard case .bookRemoved(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
-      }()
-      case .readingStatusChanged?: try {
-        guard case .readingStatusChanged(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
-      }()
-      case .goalSet?: try {
-        guard case .goalSet(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
-      }()
-      case .goalChanged?: try {
-        guard case .goalChanged(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
-      }()
-      case .goalDeleted?: try {
-        guard case .goalDeleted(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
-      }()
-      case .pagesRead?: try {
-        guard case .pagesRead(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
-      }()
-      case .progressCorrected?: try {
-        guard case .progressCorrected(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
-      }()
-      case .readThroughStarted?: try {
-        guard case .readThroughStarted(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
-      }()
-      case .sessionStarted?: try {
-        guard case .sessionStarted(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
-      }()
-      case .sessionPaused?: try {
-        guard case .sessionPaused(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
-      }()
-      case .sessionResumed?: try {
-        guard case .sessionResumed(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
-      }()
-      case .sessionFinished?: try {
-        guard case .sessionFinished(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
-      }()
-      case .sessionDiscarded?: try {
-        guard case .sessionDiscarded(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
-      }()
-      case .bookFinished?: try {
-        guard case .bookFinished(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
-      }()
-      case .finishUndone?: try {
-        guard case .finishUndone(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
-      }()
-      case .sentenceCollected?: try {
-        guard case .sentenceCollected(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
-      }()
-      case .sentenceEdited?: try {
-        guard case .sentenceEdited(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
-      }()
-      case .sentenceRemoved?: try {
-        guard case .sentenceRemoved(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
-      }()
-      case .memoWritten?: try {
-        guard case .memoWritten(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
-      }()
-      case .memoEdited?: try {
-        guard case .memoEdited(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
-      }()
-      case .memoRemoved?: try {
-        guard case .memoRemoved(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 38)
-      }()
-      case .ratingSetV1?: try {
-        guard case .ratingSetV1(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 39)
-      }()
-      case .ratingSet?: try {
-        guard case .ratingSet(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
-      }()
-      case .ratingCleared?: try {
-        guard case .ratingCleared(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
-      }()
-      case .bookLiked?: try {
-        guard case .bookLiked(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
-      }()
-      case .bookUnliked?: try {
-        guard case .bookUnliked(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
-      }()
-      case .homeOrderSet?: try {
-        guard case .homeOrderSet(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 44)
-      }()
-      case .profileUpdated?: try {
-        guard case .profileUpdated(let v)? = _storage._payload else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 45)
-      }()
-      case nil: break
-      }
+      try { if let v = _storage._event {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      } }()
     }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Readinghistory_V1_StoredEvent, rhs: Readinghistory_V1_StoredEvent) -> Bool {
-    if lhs._storage !== rhs._storage {
-      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
-        let _storage = _args.0
-        let rhs_storage = _args.1
-        if _storage._reader != rhs_storage._reader {return false}
-        if _storage._occurredAtUs != rhs_storage._occurredAtUs {return false}
-        if _storage._timeZone != rhs_storage._timeZone {return false}
-        if _storage._recordedAtUs != rhs_storage._recordedAtUs {return false}
-        if _storage._type != rhs_storage._type {return false}
-        if _storage._schemaVersion != rhs_storage._schemaVersion {return false}
-        if _storage._correlationID != rhs_storage._correlationID {return false}
-        if _storage._causationID != rhs_storage._causationID {return false}
-        if _storage._rawPayload != rhs_storage._rawPayload {return false}
-        if _storage._payload != rhs_storage._payload {return false}
-        return true
-      }
-      if !storagesAreEqual {return false}
-    }
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Readinghistory_V1_EventRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".EventRecord"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}position\0\u{3}event_id\0\u{1}stream\0\u{3}stream_version\0\u{1}event\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.position) }()
-      case 2: try { try decoder.decodeSingularBytesField(value: &self.eventID) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.stream) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.streamVersion) }()
-      case 5: try { try decoder.decodeSingularMessageField(value: &self._event) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.position != 0 {
-      try visitor.visitSingularUInt64Field(value: self.position, fieldNumber: 1)
-    }
-    if !self.eventID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.eventID, fieldNumber: 2)
-    }
-    if !self.stream.isEmpty {
-      try visitor.visitSingularStringField(value: self.stream, fieldNumber: 3)
-    }
-    if self.streamVersion != 0 {
-      try visitor.visitSingularUInt64Field(value: self.streamVersion, fieldNumber: 4)
-    }
-    try { if let v = self._event {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Readinghistory_V1_EventRecord, rhs: Readinghistory_V1_EventRecord) -> Bool {
-    if lhs.position != rhs.position {return false}
-    if lhs.eventID != rhs.eventID {return false}
-    if lhs.stream != rhs.stream {return false}
-    if lhs.streamVersion != rhs.streamVersion {return false}
-    if lhs._event != rhs._event {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._position != rhs_storage._position {return false}
+        if _storage._eventID != rhs_storage._eventID {return false}
+        if _storage._stream != rhs_storage._stream {return false}
+        if _storage._streamVersion != rhs_storage._streamVersion {return false}
+        if _storage._event != rhs_storage._event {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1979,7 +1937,7 @@ nonisolated extension Readinghistory_V1_BookAdded: SwiftProtobuf.Message, SwiftP
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularBytesField(value: &self.book) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._metadata) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.metadata) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.status) }()
       default: break
       }
@@ -1987,16 +1945,12 @@ nonisolated extension Readinghistory_V1_BookAdded: SwiftProtobuf.Message, SwiftP
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.book.isEmpty {
       try visitor.visitSingularBytesField(value: self.book, fieldNumber: 1)
     }
-    try { if let v = self._metadata {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
+    if !self.metadata.isEmpty {
+      try visitor.visitSingularBytesField(value: self.metadata, fieldNumber: 2)
+    }
     if self.status != .unspecified {
       try visitor.visitSingularEnumField(value: self.status, fieldNumber: 3)
     }
@@ -2005,7 +1959,7 @@ nonisolated extension Readinghistory_V1_BookAdded: SwiftProtobuf.Message, SwiftP
 
   static func ==(lhs: Readinghistory_V1_BookAdded, rhs: Readinghistory_V1_BookAdded) -> Bool {
     if lhs.book != rhs.book {return false}
-    if lhs._metadata != rhs._metadata {return false}
+    if lhs.metadata != rhs.metadata {return false}
     if lhs.status != rhs.status {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -2023,29 +1977,25 @@ nonisolated extension Readinghistory_V1_MetadataCorrected: SwiftProtobuf.Message
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularBytesField(value: &self.book) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._metadata) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.metadata) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.book.isEmpty {
       try visitor.visitSingularBytesField(value: self.book, fieldNumber: 1)
     }
-    try { if let v = self._metadata {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
+    if !self.metadata.isEmpty {
+      try visitor.visitSingularBytesField(value: self.metadata, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Readinghistory_V1_MetadataCorrected, rhs: Readinghistory_V1_MetadataCorrected) -> Bool {
     if lhs.book != rhs.book {return false}
-    if lhs._metadata != rhs._metadata {return false}
+    if lhs.metadata != rhs.metadata {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
