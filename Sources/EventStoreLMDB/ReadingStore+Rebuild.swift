@@ -40,6 +40,9 @@ extension ReadingStore {
         let clock = ContinuousClock()
         let started = clock.now
         let target = try log.environment.write { txn -> Int in
+            // Catch the active views up first: events appended without a fold get their reader-index
+            // entries there, once, so the rebuild loop below only folds.
+            try catchUpAll(txn)
             let target = 1 - (try activeGeneration(txn))
             for (_, table) in generations[target].all { try txn.removeAll(table) }
             try setCheckpoint(txn, generation: target, 0)

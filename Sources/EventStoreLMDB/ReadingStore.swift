@@ -125,6 +125,11 @@ public final class ReadingStore: Sendable {
         return records.count
     }
 
+    /// Folds every pending event into the active views inside `txn`.
+    func catchUpAll(_ txn: WriteTransaction) throws {
+        while try foldPending(txn, limit: EventLog.readChunkSize) == EventLog.readChunkSize {}
+    }
+
     static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }
 
     // MARK: Commands

@@ -78,7 +78,7 @@ if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapS
 
 /// The ReadingStore commands (each opens the store itself, so they run before the EventLog
 /// commands below open the log: one path is opened at most once per process).
-func runFacadeCommand() throws -> Bool {
+@MainActor func runFacadeCommand() throws -> Bool {
     switch command {
     case "rebuild-digest":
         let store = try ReadingStore.open(at: directory, options: options)
