@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+
+/// The outcome of one run of the `replay` binary.
+struct ReplayRun: CustomStringConvertible {
+    let arguments: [String]
+    let status: Int32
+    let stdoutData: Data
+    let stderr: String
+
+    var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
+    var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+    /// The non-empty lines of stderr.
+    var stderrLines: [String] { stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+
+    /// The parsed stdout JSON.
+    func json() throws -> Any { try JSONSerialization.jsonObject(with: stdoutData) }
+    func jsonObject() throws -> [String: Any] { try #require(try json() as? [String: Any], "stdout is not a JSON object: \(stdout.prefix(300))") }
+
+    var description: String {
+        "replay \(arguments.joined(separator: " ")) → \(status)\nstderr: \(stderr)\nstdout (start): \(stdout.prefix(600))"
+    }
+}
+
+/// A fresh temporary directory per test, removed by `remove()`.
+struct CLITempDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("replay-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func child(_ name: String) -> URL { url.appendingPathComponent(name) }
+    func path(_ name: String) -> String { child(name).path }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+enum ReplayBinaryError: Error, CustomStringConvertible {
+    case notFound([String])
+    var description: String {
+        switch self { case .notFound(let dirs): return "the replay binary was not found beside the tests in \(dirs)" }
+    }
+}
+
+/// The `replay` executable, built in the same products directory as the test bundle (the test
+/// target depends on it).
+let replayExecutable: Result<URL, ReplayBinaryError> = {
+    var candidates: [URL] = []
+    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
+    }
+    if let main = Bundle.main.executableURL { candidates.append(main.deletingLastPathComponent()) }
+    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+    for directory in candidates {
+        // The test binary may live inside an .xctest bundle: look up a few levels.
+        var current = directory
+        for _ in 0..<4 {
+            let candidate = current.appendingPathComponent("replay")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+               FileManager.default.isExecutableFile(atPath: candidate.path) {
+                return .success(candidate)
+            }
+            current = current.deletingLastPathComponent()
+        }
+    }
+    return .failure(.notFound(candidates.map(\.path)))
+}()
+
+/// Runs the built `replay` with `arguments`; stdout and stderr go to files (no pipe can fill up),
+/// `READING_STORE` is removed from the environment unless `environment` sets it.
+func replay(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+            stdin: Data? = nil) throws -> ReplayRun {
+    let executable = try replayExecutable.get()
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("replay-run-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let outURL = scratch.appendingPathComponent("stdout"), errURL = scratch.appendingPathComponent("stderr")
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+    defer { try? out.close(); try? err.close() }
+
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.removeValue(forKey: "READING_STORE")
+    env.merge(environment) { _, new in new }
+    process.environment = env
+    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+    process.standardOutput = out
+    process.standardError = err
+    if let stdin {
+        let inURL = scratch.appendingPathComponent("stdin")
+        try stdin.write(to: inURL)
+        process.standardInput = try FileHandle(forReadingFrom: inURL)
+    } else {
+        process.standardInput = FileHandle.nullDevice
+    }
+    try process.run()
+    process.waitUntilExit()
+    if process.terminationReason != .exit {
+        Issue.record("replay \(arguments) was killed by signal \(process.terminationStatus)")
+    }
+    return ReplayRun(arguments: arguments, status: process.terminationStatus,
+                     stdoutData: try Data(contentsOf: outURL),
+                     stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+}
+
+/// Runs `replay` and requires exit status 0.
+@discardableResult
+func replayOK(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+              sourceLocation: SourceLocation = #_sourceLocation) throws -> ReplayRun {
+    let run = try replay(arguments, environment: environment, currentDirectory: currentDirectory)
+    try #require(run.status == 0, "\(run)", sourceLocation: sourceLocation)
+    return run
+}
+
+/// The small demo store the tests use: 2 readers, 40 days.
+let demoArguments = ["--readers", "2", "--days", "40"]
+
+/// Writes the small demo into `store` (quietly) and returns its last position.
+@discardableResult
+func makeDemoStore(at store: String, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+    try replayOK(["demo", "--store", store, "--quiet"] + demoArguments + extra, sourceLocation: sourceLocation)
+    return try lastPosition(of: store, sourceLocation: sourceLocation)
+}
+
+/// `stats --json` of a store.
+func stats(of store: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    try replayOK(["stats", "--store", store, "--json"], sourceLocation: sourceLocation).jsonObject()
+}
+
+func lastPosition(of store: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+    try #require(try stats(of: store, sourceLocation: sourceLocation)["lastPosition"] as? Int, sourceLocation: sourceLocation)
+}
+
+/// `verify --json` of a store (exit status 0 required).
+func verifyReport(of store: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    try replayOK(["verify", "--store", store, "--json"], sourceLocation: sourceLocation).jsonObject()
+}
+
+/// Every file of a directory (recursively) with its bytes, for "modified nothing" checks.
+func snapshot(of directory: URL) throws -> [String: Data] {
+    var result: [String: Data] = [:]
+    guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else { return result }
+    while let name = enumerator.nextObject() as? String {
+        let url = directory.appendingPathComponent(name)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            result[name] = try Data(contentsOf: url)
+        } else {
+            result[name + "/"] = Data()
+        }
+    }
+    return result
+}
+
+/// The JSON objects of a JSON Lines text.
+func jsonLines(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
+    try text.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                     "not a JSON object: \(line)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Parses the export format's instant (`2025-01-03T14:50:00.000000Z`).
+func instant(_ text: String) -> Date? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.date(from: text)
+}
