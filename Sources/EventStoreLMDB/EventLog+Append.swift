@@ -85,6 +85,7 @@ extension EventLog {
                     stream: part.stream, expected: part.expectedVersion, actual: version)
             }
             // Second pass: write the new events in order.
+            let partStart = entries.count
             for (index, event) in part.events.enumerated() {
                 if let entry = known[index] {
                     entries.append(entry)
@@ -111,7 +112,9 @@ extension EventLog {
                 handled[event.eventID] = entry
                 entries.append(entry)
             }
-            for entry in entries where handled[entry.eventID] == nil {
+            // Only this part's entries: earlier parts are already in `handled` (keeps a
+            // many-part append linear).
+            for entry in entries[partStart...] where handled[entry.eventID] == nil {
                 handled[entry.eventID] = entry
             }
             if hasNew, let version {
