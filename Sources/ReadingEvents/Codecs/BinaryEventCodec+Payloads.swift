@@ -201,6 +201,19 @@ enum ProtoRead {
         return try metadata(message)
     }
 
+    /// Parses a serialized `BookMetadata` message in a borrowed buffer (the fast path's form).
+    static func metadata(_ bytes: UnsafeRawBufferPointer) throws(EventDecodingError) -> BookMetadata {
+        guard !bytes.isEmpty else { throw .missing("data.metadata") }
+        let message: Readinghistory_V1_BookMetadata
+        do {
+            message = try Readinghistory_V1_BookMetadata(serializedBytes: bytes.bytes, partial: true)
+        } catch {
+            throw EventDecodingError(field: "data.metadata", problem: .malformed,
+                                     detail: "the bytes are not a valid BookMetadata protobuf message (\(error))")
+        }
+        return try metadata(message)
+    }
+
     static func metadata(_ m: Readinghistory_V1_BookMetadata) throws(EventDecodingError) -> BookMetadata {
         let metadata = BookMetadata(
             title: m.title,

@@ -11,7 +11,9 @@ import SwiftProtobuf
 ///
 /// Decoding is one protobuf pass plus value checks (identifiers of 16 bytes, instants in
 /// 1900 ..< 2200, a plausible zone identifier, ratings, ISBN check digits, dates, ranges and
-/// lengths), then ``EventUpcaster/upcast(type:schemaVersion:payload:)``. Anything wrong throws an
+/// lengths), then ``EventUpcaster/upcast(type:schemaVersion:payload:)``. Records in the shape the
+/// encoder writes are read by an allocation-free fast path; everything else, and every error, by
+/// swift-protobuf, with the same results (see the Codecs article). Anything wrong throws an
 /// ``EventDecodingError``; bad bytes never trap and never decode into wrong data. The zone is not
 /// looked up in the tz database (it was checked on append, and a lookup per event is slow).
 ///
@@ -42,6 +44,23 @@ public enum BinaryEventCodec {
     /// type tag that contradicts the payload, or a `stream` of another reader.
     public static func decode(_ bytes: UnsafeRawBufferPointer, position: UInt64, eventID: EventID,
                               stream: StreamID, streamVersion: UInt64) throws(EventDecodingError) -> EventEnvelope {
+        // The canonical records the encoder writes take the allocation-free fast path; anything
+        // else (and every error) goes through swift-protobuf, which has the last word.
+        if let envelope = fastDecode(bytes, position: position, eventID: eventID, stream: stream,
+                                     streamVersion: streamVersion) {
+            return envelope
+        }
+        return try decodeWithSwiftProtobuf(bytes, position: position, eventID: eventID, stream: stream,
+                                           streamVersion: streamVersion)
+    }
+
+    /// The reference decoder: swift-protobuf's parse of the generated `StoredEvent`, then the
+    /// checks. ``decode(_:position:eventID:stream:streamVersion:)-(UnsafeRawBufferPointer,_,_,_,_)``
+    /// falls back to it for every record its fast path does not read. Exposed to the benchmark
+    /// (and the tests) only, to measure and check the fast path against it.
+    @_spi(Benchmarks)
+    public static func decodeWithSwiftProtobuf(_ bytes: UnsafeRawBufferPointer, position: UInt64, eventID: EventID,
+                                        stream: StreamID, streamVersion: UInt64) throws(EventDecodingError) -> EventEnvelope {
         let message: ProtoStoredEvent
         do {
             message = try ProtoStoredEvent(serializedBytes: bytes.bytes, partial: true)
