@@ -16,7 +16,7 @@ extension Replay {
         @OptionGroup var options: StoreOptions
         @Option(help: "Number of readers.") var readers: Int = 4
         @Option(help: "Days of history per reader.") var days: Int = 120
-        @Option(help: "Scale to about this many events (overrides --readers; e.g. 1000000 for benchmarks).") var events: Int?
+        @Option(help: "Write at least this many events, adding readers in batches of 50 (overrides --readers; e.g. 1000000 for benchmarks).") var events: Int?
         @Option(help: "The seed of the generator.") var seed: UInt64 = 20_261_121
         @Option(help: "Events appended per write transaction.") var chunk: Int = 5_000
         @Flag(help: "Do not show the dashboard afterwards.") var quiet = false
@@ -30,19 +30,15 @@ extension Replay {
 
         func run() throws {
             let store = try ReadingStore.open(at: options.url)
-            var readerCount = readers
-            if let events {
-                // About 3.3 events per reader-day with the default mix (measured on the generator).
-                readerCount = max(1, Int((Double(events) / (Double(days) * 3.3)).rounded(.up)))
-            }
             let start = ContinuousClock.now
             var written = 0
             var generated = 0
-            // Generate per batch of readers to bound memory at millions of events.
+            // Generate in batches of readers to bound memory at millions of events. With --events,
+            // keep adding readers until the history holds at least that many events.
             let readersPerBatch = 50
             var first = 0
-            while first < readerCount {
-                let count = min(readersPerBatch, readerCount - first)
+            while events.map({ generated < $0 }) ?? (first < readers) {
+                let count = events == nil ? min(readersPerBatch, readers - first) : readersPerBatch
                 let history = DemoHistory.generate(.init(readers: count, days: days, seed: seed, firstReaderIndex: first))
                 generated += history.count
                 for offset in stride(from: 0, to: history.count, by: chunk) {
@@ -53,6 +49,7 @@ extension Replay {
                 }
                 first += count
             }
+            let readerCount = first
             if stderrIsTerminal { warn("") }
             let elapsed = seconds(since: start)
             warn("demo: \(generated) events generated for \(readerCount) readers, \(written) new, in \(String(format: "%.1f", elapsed)) s")
