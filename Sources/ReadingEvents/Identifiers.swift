@@ -16,7 +16,7 @@ public struct TaggedID<Tag: IdentifierTag>: Hashable, Comparable, Sendable, Cust
 
     /// Parses the canonical UUID text form (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`), case-insensitive.
     public init?(uuidString: String) {
-        guard let uuid = UUID(uuidString: uuidString) else { return nil }
+        guard let uuid = UUID(canonical: uuidString) ?? UUID(uuidString: uuidString) else { return nil }
         self.uuid = uuid
     }
 
@@ -33,7 +33,12 @@ public struct TaggedID<Tag: IdentifierTag>: Hashable, Comparable, Sendable, Cust
     public var description: String { uuid.uuidString.lowercased() }
 
     /// Orders by the UUID's bytes, so orderings never depend on locale or hashing.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        // Compare the 16 bytes in place: no arrays (this runs inside every sort of view keys).
+        withUnsafeBytes(of: lhs.uuid.uuid) { l in
+            withUnsafeBytes(of: rhs.uuid.uuid) { r in memcmp(l.baseAddress!, r.baseAddress!, 16) < 0 }
+        }
+    }
 }
 
 extension TaggedID: Codable {
@@ -88,6 +93,42 @@ public typealias SessionID = TaggedID<SessionTag>
 public typealias EventID = TaggedID<EventTag>
 
 extension UUID {
+    /// Parses the canonical 36-character form (8-4-4-4-12 hex digits, either case) without
+    /// Foundation's scanner, which dominates stream-name parsing when a log is replayed; `nil` for
+    /// any other form.
+    init?(canonical text: String) {
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = text.utf8.withContiguousStorageIfAvailable { chars -> Bool in
+            guard chars.count == 36 else { return false }
+            return withUnsafeMutableBytes(of: &value) { bytes -> Bool in
+                var index = 0, byte = 0
+                while index < 36 {
+                    if index == 8 || index == 13 || index == 18 || index == 23 {
+                        guard chars[index] == UInt8(ascii: "-") else { return false }
+                        index += 1
+                        continue
+                    }
+                    guard let high = UUID.hexValue(chars[index]), let low = UUID.hexValue(chars[index + 1]) else { return false }
+                    bytes[byte] = high << 4 | low
+                    byte += 1
+                    index += 2
+                }
+                return true
+            }
+        }
+        guard ok == true else { return nil }
+        self.init(uuid: value)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     /// The 16 bytes of this UUID.
     public var bytes: [UInt8] {
         let u = uuid

@@ -103,3 +103,25 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite("Identifiers")
+struct IdentifierTests {
+    @Test func canonicalParsingAgreesWithFoundation() {
+        var rng = SplitMix64(seed: 11)
+        for _ in 0..<500 {
+            let id = BookID(UUID(bytes: (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })!)
+            #expect(BookID(uuidString: id.description) == id)
+            #expect(BookID(uuidString: id.uuid.uuidString) == id)
+        }
+        for bad in ["", "not-a-uuid", "E621E1F8-C36C-495A-93FC-0C247A3E6E5", "E621E1F8xC36C-495A-93FC-0C247A3E6E5F",
+                    "G621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F0"] {
+            #expect(BookID(uuidString: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func orderingFollowsTheBytes() {
+        var rng = SplitMix64(seed: 12)
+        let ids = (0..<200).map { _ in ReaderID(UUID(bytes: (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })!) }
+        #expect(ids.sorted().map(\.bytes) == ids.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) })
+    }
+}
