@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every fact about reading that this package records: one case per event type.
 ///
 /// A `switch` over this enum has no `default:` anywhere in the package, so adding a case is a
@@ -254,6 +256,25 @@ public enum StreamID: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses a stream name; `nil` when it has another form.
     public init?(_ name: String) {
+        // Fast path for the canonical names the store writes (parsed in place: replays parse one
+        // stream name per event).
+        let fast: StreamID?? = name.utf8.withContiguousStorageIfAvailable { u -> StreamID? in
+            func matches(_ prefix: StaticString) -> Bool {
+                prefix.withUTF8Buffer { p in u.count >= p.count && zip(p, u).allSatisfy { $0 == $1 } }
+            }
+            if u.count == 78, matches("book:"), u[41] == UInt8(ascii: ":"),
+               let r = UUID.parseCanonical(u, at: 5), let b = UUID.parseCanonical(u, at: 42) {
+                return .book(reader: ReaderID(UUID(uuid: r)), book: BookID(UUID(uuid: b)))
+            }
+            if u.count == 43, matches("reader:"), let r = UUID.parseCanonical(u, at: 7) {
+                return .reader(ReaderID(UUID(uuid: r)))
+            }
+            return nil
+        }
+        if let fast, let stream = fast {
+            self = stream
+            return
+        }
         let parts = name.split(separator: ":", omittingEmptySubsequences: false)
         if parts.count == 3, parts[0] == "book", let r = ReaderID(uuidString: String(parts[1])),
            let b = BookID(uuidString: String(parts[2])) {

@@ -125,3 +125,23 @@ struct IdentifierTests {
         #expect(ids.sorted().map(\.bytes) == ids.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) })
     }
 }
+
+@Suite("Stream names")
+struct StreamNameTests {
+    @Test func streamNamesRoundTrip() {
+        var rng = SplitMix64(seed: 13)
+        func uuid() -> UUID { UUID(bytes: (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })! }
+        for _ in 0..<300 {
+            let book = StreamID.book(reader: ReaderID(uuid()), book: BookID(uuid()))
+            let reader = StreamID.reader(ReaderID(uuid()))
+            #expect(StreamID(book.description) == book)
+            #expect(StreamID(reader.description) == reader)
+            // Upper-case names take the slow path and mean the same stream.
+            #expect(StreamID(book.description.uppercased().replacingOccurrences(of: "BOOK", with: "book")) == book)
+        }
+        for bad in ["", "book:", "reader:x", "book:\(UUID().uuidString)", "shelf:\(UUID().uuidString)",
+                    "book:\(UUID().uuidString):\(UUID().uuidString):extra", "reader:\(UUID().uuidString)x"] {
+            #expect(StreamID(bad) == nil, "\(bad)")
+        }
+    }
+}
