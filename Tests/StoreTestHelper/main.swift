@@ -24,8 +24,22 @@
 //   crash-rebuild DIR
 //       prints "digest HEX" (the active views), starts ReadingStore.rebuild and, in its progress
 //       callback after the first chunk, prints "chunk FOLDED TOTAL" and raises SIGKILL.
+//
+// Reliability commands (Tests/EventStoreLMDBTests/Reliability*.swift):
+//   facade-execute DIR --prefix P [--count N]
+//       executes, through ReadingStore.execute, addBook then recordPages(1 ... N-1) for a reader and
+//       book derived from P (command i has the ID deterministicID(P, i)); after each commit prints
+//       "ack POSITION EVENTID". Ends with "done".
+//   threaded-appends DIR --threads T --count N --prefix P
+//       T threads each append N single events to stream "P-t" (IDs deterministicID("P-t", i)),
+//       one write transaction each; prints "done WRITTEN errors E" (errors also go to stderr).
+//   snapshot-hold DIR --until-file PATH
+//       opens a read transaction, prints "holding LAST", waits (in the same transaction) until
+//       PATH exists, then prints "snapshot LAST BEYOND": the last position the snapshot still
+//       sees and how many records after the first LAST it sees (0 when it is a true snapshot).
 import EventStoreLMDB
 import Foundation
+import ReadingEvents
 
 #if canImport(Glibc)
 import Glibc
@@ -103,6 +117,24 @@ if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapS
             index += part.count
         }
         say("done")
+    case "facade-execute":
+        let prefix = option("--prefix") ?? "fx"
+        let count = max(2, intOption("--count", default: 1_000_000))
+        let store = try ReadingStore.open(at: directory, options: options)
+        let reader = ReaderID(deterministicID(prefix: prefix + "-reader", index: 0))
+        let book = BookID(deterministicID(prefix: prefix + "-book", index: 0))
+        let base = Timestamp(microseconds: 1_735_689_600_000_000)  // 2025-01-01T00:00:00Z
+        for i in 0..<count {
+            let command: BookCommand = i == 0
+                ? .addBook(BookMetadata(title: "reliability \(prefix)", pageCount: BookMetadata.maxPageCount), status: .reading)
+                : .recordPages(position: i)
+            let context = CommandContext(reader: reader, occurredAt: Timestamp(microseconds: base.microseconds + Int64(i) * 60_000_000),
+                                         timeZone: "Asia/Seoul", commandID: EventID(deterministicID(prefix: prefix, index: i)))
+            let envelopes = try store.execute(command, book: book, context: context)
+            guard let last = envelopes.last else { fail("command \(i) appended nothing") }
+            say("ack \(last.position) \(last.eventID.uuid.uuidString)")
+        }
+        say("done")
     case "crash-rebuild":
         let store = try ReadingStore.open(at: directory, options: options)
         say("digest \(try store.viewDigest())")
@@ -160,6 +192,47 @@ do {
         try log.environment.read { _ in
             say("holding")
             while true { sleep(1) }
+        }
+    case "threaded-appends":
+        let threads = max(1, intOption("--threads", default: 8))
+        let count = intOption("--count", default: 1000)
+        let prefix = option("--prefix") ?? "thr"
+        final class Counts: @unchecked Sendable {  // guarded by `lock`
+            let lock = NSLock()
+            var written = 0, errors = 0
+            func add(written w: Int = 0, errors e: Int = 0) { lock.lock(); written += w; errors += e; lock.unlock() }
+        }
+        let counts = Counts()
+        let group = DispatchGroup()
+        for t in 0..<threads {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                for i in 0..<count {
+                    do {
+                        let event = NewEvent(eventID: deterministicID(prefix: "\(prefix)-\(t)", index: i), payload: Array("\(prefix)-\(t)-\(i)".utf8))
+                        let result = try log.append(event, to: "\(prefix)-\(t)")
+                        counts.add(written: result.writtenCount)
+                    } catch {
+                        counts.add(errors: 1)
+                        FileHandle.standardError.write(Data("threaded-appends \(t)/\(i): \(error)\n".utf8))
+                    }
+                }
+            }
+            thread.start()
+        }
+        group.wait()
+        counts.lock.lock(); defer { counts.lock.unlock() }
+        say("done \(counts.written) errors \(counts.errors)")
+    case "snapshot-hold":
+        guard let untilFile = option("--until-file") else { fail("snapshot-hold needs --until-file") }
+        try log.environment.read { txn in
+            let first = try log.lastPosition(in: txn)
+            say("holding \(first)")
+            while !FileManager.default.fileExists(atPath: untilFile) { usleep(10_000) }
+            let again = try log.lastPosition(in: txn)
+            let beyond = try log.events(from: first + 1, limit: 10, in: txn).count
+            say("snapshot \(again) \(beyond)")
         }
     default:
         fail("unknown command \(command)")
