@@ -97,27 +97,32 @@ extension UUID {
     /// Foundation's scanner, which dominates stream-name parsing when a log is replayed; `nil` for
     /// any other form.
     init?(canonical text: String) {
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let ok = text.utf8.withContiguousStorageIfAvailable { chars -> Bool in
-            guard chars.count == 36 else { return false }
-            return withUnsafeMutableBytes(of: &value) { bytes -> Bool in
-                var index = 0, byte = 0
-                while index < 36 {
-                    if index == 8 || index == 13 || index == 18 || index == 23 {
-                        guard chars[index] == UInt8(ascii: "-") else { return false }
-                        index += 1
-                        continue
-                    }
-                    guard let high = UUID.hexValue(chars[index]), let low = UUID.hexValue(chars[index + 1]) else { return false }
-                    bytes[byte] = high << 4 | low
-                    byte += 1
-                    index += 2
-                }
-                return true
-            }
-        }
-        guard ok == true else { return nil }
+        guard let parsed = text.utf8.withContiguousStorageIfAvailable({ UUID.parseCanonical($0, at: 0, length: $0.count) }),
+              let value = parsed else { return nil }
         self.init(uuid: value)
+    }
+
+    /// Parses the canonical form occupying exactly `chars[offset ..< offset + 36]` (and `length`
+    /// must be 36 when the whole buffer is meant); `nil` for anything else.
+    static func parseCanonical(_ chars: UnsafeBufferPointer<UInt8>, at offset: Int, length: Int = 36) -> uuid_t? {
+        guard length == 36, offset >= 0, chars.count - offset >= 36 else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = withUnsafeMutableBytes(of: &value) { bytes -> Bool in
+            var index = 0, byte = 0
+            while index < 36 {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard chars[offset + index] == UInt8(ascii: "-") else { return false }
+                    index += 1
+                    continue
+                }
+                guard let high = hexValue(chars[offset + index]), let low = hexValue(chars[offset + index + 1]) else { return false }
+                bytes[byte] = high << 4 | low
+                byte += 1
+                index += 2
+            }
+            return true
+        }
+        return ok ? value : nil
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {
