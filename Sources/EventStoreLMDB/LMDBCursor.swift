@@ -7,11 +7,13 @@ import CLMDB
 final class LMDBCursor {
     private let handle: OpaquePointer
     private let databaseName: String
+    private let bounds: MapBounds
 
     /// An entry as raw buffers into the map.
     typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
-    init(transaction: OpaquePointer, database: MDB_dbi, name: String) throws(LMDBError) {
+    init(transaction: OpaquePointer, database: MDB_dbi, name: String, bounds: MapBounds) throws(LMDBError) {
+        self.bounds = bounds
         var cursor: OpaquePointer?
         try LMDBError.check(mdb_cursor_open(transaction, database, &cursor), "mdb_cursor_open(\(name))")
         handle = cursor!
@@ -42,7 +44,7 @@ final class LMDBCursor {
     private func finish(_ rc: Int32, _ key: MDB_val, _ value: MDB_val) throws(LMDBError) -> Entry? {
         if rc == MDB_NOTFOUND { return nil }
         try LMDBError.check(rc, "mdb_cursor_get(\(databaseName))")
-        return (UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
-                UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+        return (try bounds.checked(key, "mdb_cursor_get(\(databaseName))"),
+                try bounds.checked(value, "mdb_cursor_get(\(databaseName))"))
     }
 }

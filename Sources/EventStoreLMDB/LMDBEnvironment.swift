@@ -32,6 +32,10 @@ public final class LMDBEnvironment: @unchecked Sendable {
     public let staleReadersCleared: Int
 
     let gate = TransactionGate()
+    /// Where the data file is mapped in this process (start, end), from /proc/self/maps; read
+    /// again after every resize. `nil` where it cannot be learned: values are then not
+    /// bounds-checked (see ``MapBounds``).
+    let mapRange = Locked<(start: UInt, end: UInt)?>(nil)
     private let writeLock = NSLock()
     private let databaseHandles = Locked<[String: MDB_dbi]>([:])
 
@@ -78,6 +82,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
         self.handle = env
         self.path = path
         self.options = options
+        refreshMapRange()
     }
 
     deinit {
@@ -107,7 +112,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
                 if rc == MDB_MAP_RESIZED { return .adoptNewMapSize }
                 try LMDBError.check(rc, "mdb_txn_begin(read, \(path))")
-                let transaction = ReadTransaction(handle: txn!)
+                let transaction = ReadTransaction(handle: txn!, bounds: .current(environment: handle, map: mapRange.withLock { $0 }, write: false))
                 defer { transaction.invalidate() }
                 let value: R
                 do {
@@ -151,7 +156,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 let rc = mdb_txn_begin(handle, nil, 0, &txn)
                 if rc == MDB_MAP_RESIZED { return .adoptNewMapSize }
                 try LMDBError.check(rc, "mdb_txn_begin(write, \(path))")
-                let transaction = WriteTransaction(handle: txn!)
+                let transaction = WriteTransaction(handle: txn!, bounds: .current(environment: handle, map: mapRange.withLock { $0 }, write: true))
                 defer { transaction.invalidate() }
                 let value: R
                 do {
@@ -265,6 +270,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
             mdb_env_info(handle, &info)
             let newSize = max(info.me_mapsize * 2, 1 << 20)
             try LMDBError.check(mdb_env_set_mapsize(handle, newSize), "mdb_env_set_mapsize(\(newSize))")
+            refreshMapRange()
         }
     }
 
@@ -272,6 +278,24 @@ public final class LMDBEnvironment: @unchecked Sendable {
     private func adoptNewMapSize() throws {
         try gate.exclusive {
             try LMDBError.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(0)")
+            refreshMapRange()
         }
+    }
+
+    /// Reads where `data.mdb` is mapped from /proc/self/maps (Linux).
+    func refreshMapRange() {
+        let dataFile = path + "/data.mdb"
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else {
+            mapRange.withLock { $0 = nil }
+            return
+        }
+        var found: (start: UInt, end: UInt)?
+        for line in maps.split(separator: "\n") where line.hasSuffix(dataFile) {
+            let range = line.prefix { $0 != " " }.split(separator: "-")
+            if range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16) {
+                found = (found.map { min($0.start, start) } ?? start, found.map { max($0.end, end) } ?? end)
+            }
+        }
+        mapRange.withLock { $0 = found }
     }
 }

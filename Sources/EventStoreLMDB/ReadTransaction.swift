@@ -1,4 +1,11 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+typealias stat_t = Glibc.stat
+#elseif canImport(Darwin)
+import Darwin
+typealias stat_t = Darwin.stat
+#endif
 
 /// A read transaction: a consistent snapshot of the environment, valid only inside the closure
 /// of ``LMDBEnvironment/read(_:)`` (or ``LMDBEnvironment/write(_:)``, whose
@@ -13,8 +20,15 @@ public class ReadTransaction {
     /// Cleared when the closure returns; checked by every operation.
     private(set) var isActive = true
 
-    init(handle: OpaquePointer) {
+    /// Where values may lie: inside the map, below the end of the data file and of the last used
+    /// page. LMDB has no page checksums, so on a damaged file it can hand back a value running
+    /// past the end of the file; touching it would kill the process with SIGBUS. Every value is
+    /// checked against these bounds before anyone reads it.
+    let bounds: MapBounds
+
+    init(handle: OpaquePointer, bounds: MapBounds) {
         self.handle = handle
+        self.bounds = bounds
     }
 
     /// Marks the transaction finished (its handle is committed or aborted by the environment).
@@ -46,7 +60,7 @@ public class ReadTransaction {
         }
         if rc == MDB_NOTFOUND { return nil }
         try LMDBError.check(rc, "mdb_get(\(database.name))")
-        return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+        return try bounds.checked(value, "mdb_get(\(database.name))")
     }
 
     /// The number of entries in `database`.
@@ -90,7 +104,7 @@ public class ReadTransaction {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try ensureActive("mdb_cursor_open(\(database.name))")
-        let cursor = try LMDBCursor(transaction: handle, database: database.handle, name: database.name)
+        let cursor = try LMDBCursor(transaction: handle, database: database.handle, name: database.name, bounds: bounds)
         defer { cursor.close() }
         let prefix = prefix.flatMap { $0.isEmpty ? nil : $0 }
         let step: MDB_cursor_op
@@ -164,3 +178,51 @@ public class ReadTransaction {
 /// Transactions are tied to the thread and closure that run them.
 @available(*, unavailable)
 extension ReadTransaction: Sendable {}
+
+/// The part of the memory map that holds valid pages for one transaction.
+///
+/// `Sendable`: plain integers.
+struct MapBounds: Sendable {
+    /// The map's first byte.
+    let mapStart: UInt
+    /// One past the map's last byte.
+    let mapEnd: UInt
+    /// One past the last byte that is both in the data file and in a page in use.
+    let validEnd: UInt
+    /// Write transactions also return values from their own dirty pages, which live outside the map.
+    let allowOutsideMap: Bool
+
+    /// Reads the bounds for a transaction of `environment` mapped at `map` (`nil`: unknown, no
+    /// checks): `me_last_pgno` of the latest snapshot and the data file's size.
+    static func current(environment: OpaquePointer, map: (start: UInt, end: UInt)?, write: Bool) -> MapBounds {
+        guard let map else { return MapBounds(mapStart: 0, mapEnd: 0, validEnd: 0, allowOutsideMap: true) }
+        var info = MDB_envinfo()
+        mdb_env_info(environment, &info)
+        var stat = MDB_stat()
+        mdb_env_stat(environment, &stat)
+        var fileSize = UInt.max
+        var fd: Int32 = -1
+        if mdb_env_get_fd(environment, &fd) == 0 {
+            var st = stat_t()
+            if fstat(fd, &st) == 0 { fileSize = UInt(st.st_size) }
+        }
+        let used = UInt(info.me_last_pgno + 1) * UInt(stat.ms_psize)
+        // A write transaction may read pages it wrote past the old last page: only the file bounds it.
+        let valid = min(map.end - map.start, write ? fileSize : min(fileSize, used))
+        return MapBounds(mapStart: map.start, mapEnd: map.end, validEnd: map.start + valid, allowOutsideMap: write)
+    }
+
+    /// The value as a buffer, or `MDB_CORRUPTED` when it lies (partly) outside the valid pages.
+    func checked(_ value: MDB_val, _ operation: @autoclosure () -> String) throws(LMDBError) -> UnsafeRawBufferPointer {
+        let address = UInt(bitPattern: value.mv_data)
+        let (end, overflow) = address.addingReportingOverflow(UInt(value.mv_size))
+        let insideMap = address >= mapStart && address < mapEnd
+        if value.mv_size > 0, mapEnd > 0 {
+            if overflow || (insideMap && end > validEnd) || (!insideMap && !allowOutsideMap) || address == 0 {
+                throw LMDBError(operation: operation(), code: MDB_CORRUPTED,
+                                message: "a stored value lies outside the data file's pages (the file is damaged)")
+            }
+        }
+        return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+    }
+}

@@ -163,6 +163,9 @@ public final class ReadingStore: Sendable {
 
     private func execute(stream: StreamID, context: CommandContext,
                          decide: ([EventEnvelope]) throws -> [ReadingEvent]) throws -> [EventEnvelope] {
+        // Check the zone and the instants before deciding, so a bad context is named as such
+        // (a year-1 page record is out of range, not "backward").
+        _ = try context.envelopes(for: [])
         // `submit` returns only after the leader ran the work, so `decide` never outlives this call.
         let outcome = try withoutActuallyEscaping(decide) { decide in try groupCommit.submit { [self] txn -> Any in
             // Fold anything another writer appended without folding, so views stay exactly-once.

@@ -61,12 +61,22 @@ extension Replay {
 
         @OptionGroup var options: StoreOptions
         @Option(help: "Only this reader's events (UUID).") var reader: String?
+        @Flag(help: .hidden) var inProcess = false
 
         func validate() throws {
             if let reader, ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
         }
 
         func run() throws {
+            // As for `verify`: a damaged data file can make LMDB itself stop; report it as damage.
+            if !inProcess {
+                switch try runSelf(arguments: Array(CommandLine.arguments.dropFirst()) + ["--in-process"]) {
+                case .exited(0): return
+                case .exited(let code): throw ExitCode(code)
+                case .signalled(let signal):
+                    throw ReplayError("the data file of \(options.url.path) is damaged: LMDB stopped with signal \(signal) while reading its pages (restore from a backup)")
+                }
+            }
             let store = try options.openExisting()
             let out = FileHandle.standardOutput
             var buffer: [UInt8] = []

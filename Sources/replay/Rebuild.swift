@@ -54,8 +54,21 @@ extension Replay {
 
         @OptionGroup var options: StoreOptions
         @Flag(help: "Print the report as JSON.") var json = false
+        @Flag(help: .hidden) var inProcess = false
 
         func run() throws {
+            // LMDB keeps no page checksums: on a damaged file its own code can assert or fault
+            // while walking the B-tree. The check runs in a child process, so such a death is
+            // reported as damage instead of killing `verify`.
+            if !inProcess {
+                let status = try runSelf(arguments: Array(CommandLine.arguments.dropFirst()) + ["--in-process"])
+                switch status {
+                case .exited(0): return
+                case .exited(let code): throw ExitCode(code)
+                case .signalled(let signal):
+                    throw ReplayError("the data file of \(options.url.path) is damaged: LMDB stopped with signal \(signal) while reading its pages (restore from a backup)")
+                }
+            }
             let store = try options.openExisting()
             let chain = try store.log.verify()
             var faults = chain.faults.map { ["position": $0.position, "kind": "\($0.kind)", "detail": $0.detail] as [String: Any] }
@@ -155,5 +168,26 @@ extension Replay {
                 for (reader, count) in perReader.sorted(by: { $0.key < $1.key }) { print("  \(reader): \(count)") }
             }
         }
+    }
+}
+
+/// How a child process ended.
+enum ChildStatus {
+    case exited(Int32)
+    case signalled(Int32)
+}
+
+/// Runs this executable again with `arguments`, sharing stdin, stdout and stderr.
+func runSelf(arguments: [String]) throws -> ChildStatus {
+    let process = Process()
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    switch process.terminationReason {
+    case .exit: return .exited(process.terminationStatus)
+    case .uncaughtSignal: return .signalled(process.terminationStatus)
+    @unknown default: return .exited(process.terminationStatus)
     }
 }
