@@ -137,7 +137,7 @@ enum Reliability {
                 written += n
             }
             #expect(try log.lastPosition() == UInt64(100 + appends))
-            FileManager.default.createFile(atPath: signal.path, contents: Data())
+            _ = FileManager.default.createFile(atPath: signal.path, contents: Data())
             #expect(child.waitForExit() == 0)
             #expect(child.lines.last == "snapshot 100 0", "\(child.lines)")
             Reliability.report("snapshot", "a reader snapshot at position 100 still read 100 (0 later records) after \(appends) appends; map grew to \(log.environment.mapSize) bytes")
