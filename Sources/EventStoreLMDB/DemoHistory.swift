@@ -85,16 +85,11 @@ public enum DemoHistory {
         return merged
     }
 
-    /// A small, fast, seeded generator (SplitMix64), so histories are the same on every machine.
+    /// The generator's draws, on the package's seeded ``SplitMix64``.
     struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator: SplitMix64
+        init(state: UInt64) { generator = SplitMix64(seed: state) }
+        mutating func next() -> UInt64 { generator.next() }
         mutating func int(_ range: ClosedRange<Int>) -> Int {
             range.lowerBound + Int(next() % UInt64(range.upperBound - range.lowerBound + 1))
         }

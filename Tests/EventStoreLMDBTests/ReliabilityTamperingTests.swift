@@ -1,4 +1,5 @@
 import Foundation
+import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
 

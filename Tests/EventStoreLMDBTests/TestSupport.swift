@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ReadingEvents
 @testable import EventStoreLMDB
 
 #if canImport(Glibc)
@@ -32,19 +33,6 @@ func withTempDirectory<R>(_ body: (TempDirectory) async throws -> R) async rethr
     let directory = TempDirectory()
     defer { directory.remove() }
     return try await body(directory)
-}
-
-/// SplitMix64: a small seeded generator so failures replay.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// The same derivation as the helper's, so the parent knows the IDs a child appended.

@@ -4,18 +4,6 @@
 import Foundation
 @_spi(Benchmarks) import ReadingEvents
 
-/// SplitMix64: small, fast and reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Median events per second of one operation.
 struct Rate {
     var wall: Double
@@ -31,7 +19,7 @@ struct CodecBenchmark {
         let eventCount = arguments.first.flatMap(Int.init) ?? 200_000
         let rounds = 5
 
-        var rng = SplitMix64(state: 20_260_301)
+        var rng = SplitMix64(seed: 20_260_301)
         func uuid() -> UUID {
             let a = rng.next(), b = rng.next()
             return withUnsafeBytes(of: (a, b)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
