@@ -107,7 +107,8 @@ enum EventRecord {
 
     /// The UUID in 16 bytes at `offset`.
     static func uuid(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UUID {
-        var value = UUID().uuid
+        // Zeroes, not `UUID().uuid`: a random UUID reads the random device on every record.
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { target in
             target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)]))
         }

@@ -130,6 +130,22 @@ public final class ReadingStore: Sendable {
         while try foldPending(txn, limit: EventLog.readChunkSize) == EventLog.readChunkSize {}
     }
 
+    /// Folds envelopes this transaction has just appended (positions and stream versions set),
+    /// without reading them back from the log. Precondition: the active views had folded every
+    /// event before them (the caller ran ``foldPending(_:limit:)`` in the same transaction).
+    func foldAppended(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws {
+        guard let last = envelopes.last?.position else { return }
+        let generation = try activeGeneration(txn)
+        var views = CachingViewStore(base: LMDBViewStore(txn: txn, tables: generations[generation]))
+        let projector = ReadingProjector(dayStartHour: dayStartHour)
+        for envelope in envelopes {
+            try projector.apply(envelope, to: &views)
+            try txn.put(readerIndex, envelope.reader.bytes + Self.be64(envelope.position), [])
+        }
+        try views.flush()
+        try setCheckpoint(txn, generation: generation, last)
+    }
+
     static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }
 
     // MARK: Commands
@@ -189,7 +205,7 @@ public final class ReadingStore: Sendable {
                 envelopes[index].streamVersion = entry.streamVersion
                 envelopes[index].stream = stream
             }
-            _ = try foldPending(txn)
+            try foldAppended(envelopes, txn)
             return (stored: envelopes, isNew: true)
         } }
         let result = outcome as! (stored: [EventEnvelope], isNew: Bool)
@@ -215,9 +231,18 @@ public final class ReadingStore: Sendable {
                          events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
         }
         let written = try log.environment.write { txn -> Int in
-            _ = try foldPending(txn)
+            try catchUpAll(txn)
             let result = try log.append(parts, in: txn)
-            _ = try foldPending(txn)
+            // Fold the new envelopes in hand, with the positions the log gave them.
+            var appended: [EventEnvelope] = []
+            appended.reserveCapacity(result.writtenCount)
+            for (envelope, entry) in zip(envelopes, result.entries) where entry.isNew {
+                var stored = envelope
+                stored.position = entry.position
+                stored.streamVersion = entry.streamVersion
+                appended.append(stored)
+            }
+            try foldAppended(appended, txn)
             return result.writtenCount
         }
         if written > 0 { log.notifyObservers() }
