@@ -17,14 +17,15 @@ struct ViewDatabases: Sendable {
     let buckets: Table
     let runs: Table
     let readers: Table
+    let goals: Table
 
     /// Every table of the generation with its short name, in a fixed order (for digests and drops).
     var all: [(name: String, table: Table)] {
         [("books", books), ("days", days), ("bookDays", bookDays), ("months", months),
-         ("buckets", buckets), ("runs", runs), ("readers", readers)]
+         ("buckets", buckets), ("runs", runs), ("readers", readers), ("goals", goals)]
     }
 
-    static let tableNames = ["books", "days", "bookDays", "months", "buckets", "runs", "readers"]
+    static let tableNames = ["books", "days", "bookDays", "months", "buckets", "runs", "readers", "goals"]
 
     static func name(_ table: String, generation: Int) -> String { "views.g\(generation).\(table)" }
 
@@ -35,6 +36,7 @@ struct ViewDatabases: Sendable {
         }
         books = try open("books"); days = try open("days"); bookDays = try open("bookDays")
         months = try open("months"); buckets = try open("buckets"); runs = try open("runs"); readers = try open("readers")
+        goals = try open("goals")
     }
 }
 
@@ -183,6 +185,19 @@ struct LMDBViewStore: ViewStore {
             return true
         }
         return result
+    }
+
+    func goalBooks(reader: ReaderID) throws -> [BookID] {
+        var result: [BookID] = []
+        try txn.forEach(tables.goals, prefix: reader.bytes) { key, _ in
+            guard let book = BookID(bytes: key.dropFirst(16)) else { throw EventStoreError.corruptView(detail: "goals: bad key") }
+            result.append(book)
+            return true
+        }
+        return result
+    }
+    mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
+        if active { try writer.put(tables.goals, reader.bytes + book.bytes, []) } else { try writer.delete(tables.goals, reader.bytes + book.bytes) }
     }
 
     func readerView(reader: ReaderID) throws -> ReaderView? {

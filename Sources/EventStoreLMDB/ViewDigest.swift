@@ -38,6 +38,7 @@ public enum ViewDigest {
             }
             add("buckets", ViewRecordCodec.encode(try views.bucketTotals(reader: reader)))
             for run in try views.streakRuns(reader: reader) { add("run", ViewRecordCodec.encode(run)) }
+            for book in try views.goalBooks(reader: reader) { add("goal", book.bytes) }
         }
         return hasher.finalize().map { byte in
             let hex = Array("0123456789abcdef")

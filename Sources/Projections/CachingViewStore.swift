@@ -3,7 +3,7 @@ import ReadingEvents
 /// A write-back cache in front of another ``ViewStore``: point reads are served from memory after
 /// the first, writes stay in memory until ``flush()``. Folding a chunk of events through it reads
 /// and writes each touched record once per chunk instead of once per event, which is what makes
-/// rebuilds and bulk appends fast. Streak runs and range reads go to the base store directly
+/// rebuilds and bulk appends fast. Streak runs, goal books and range reads go to the base store directly
 /// (the fold itself asks only for points and runs).
 ///
 /// Not `Sendable` in general: it is `Sendable` exactly when its base is.
@@ -119,6 +119,11 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     public mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws { try base.putStreakRun(reader: reader, run) }
     public mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws { try base.removeStreakRun(reader: reader, start: start) }
     public func streakRuns(reader: ReaderID) throws -> [StreakRun] { try base.streakRuns(reader: reader) }
+
+    public func goalBooks(reader: ReaderID) throws -> [BookID] { try base.goalBooks(reader: reader) }
+    public mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
+        try base.setGoalBook(reader: reader, book: book, active: active)
+    }
 
     public func readerView(reader: ReaderID) throws -> ReaderView? {
         if let cached = readerViews[reader] { return cached }

@@ -19,6 +19,7 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     var buckets: [ReaderID: BucketTotals] = [:]
     var runs: [ReaderID: [LocalDate: StreakRun]] = [:]
     var readerViews: [ReaderID: ReaderView] = [:]
+    var goals: [ReaderID: Set<BookID>] = [:]
 
     /// An empty store.
     public init() {}
@@ -66,6 +67,12 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     public mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws { runs[reader, default: [:]][run.start] = run }
     public mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws { runs[reader]?[start] = nil }
     public func streakRuns(reader: ReaderID) throws -> [StreakRun] { (runs[reader] ?? [:]).values.sorted { $0.start < $1.start } }
+
+    public func goalBooks(reader: ReaderID) throws -> [BookID] { (goals[reader] ?? []).sorted() }
+    public mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
+        if active { goals[reader, default: []].insert(book) } else { goals[reader]?.remove(book) }
+        if goals[reader]?.isEmpty == true { goals[reader] = nil }
+    }
 
     public func readerView(reader: ReaderID) throws -> ReaderView? { readerViews[reader] }
     public mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws { readerViews[reader] = view }

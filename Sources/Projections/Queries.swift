@@ -180,8 +180,10 @@ extension ViewStore {
                          clock: LocalClock = LocalClock()) throws -> HomeList {
         let today = clock.localDay(of: asOf, in: zone)
         var items: [HomeItem] = []
-        for view in try bookViews(reader: reader) where view.inLibrary && !view.isFinished {
-            guard let goal = view.goal else { continue }
+        // Only the books with an active goal are read (an index kept by the fold), not the
+        // reader's whole library.
+        for book in try goalBooks(reader: reader) {
+            guard let view = try bookView(reader: reader, book: book), view.isOnHomeList, let goal = view.goal else { continue }
             let position = view.position
             let pageCount = view.metadata.pageCount
             let left = pageCount.map { max(0, $0 - position) }

@@ -32,9 +32,11 @@ public struct ReadingProjector {
             reader.nickname = e.nickname; reader.imageFileName = e.imageFileName; reader.theme = e.theme
         case .bookAdded(let e):
             if var view = try store.bookView(reader: readerID, book: e.book) {
+                let wasOnHome = view.isOnHomeList
                 view.metadata = e.metadata; view.status = e.status; view.inLibrary = true
                 view.lastActivity = max(view.lastActivity, at)
                 try store.putBookView(view)
+                if view.isOnHomeList != wasOnHome { try store.setGoalBook(reader: readerID, book: e.book, active: view.isOnHomeList) }
             } else {
                 try store.putBookView(BookView(
                     reader: readerID, book: e.book, metadata: e.metadata, status: e.status, inLibrary: true,
@@ -50,9 +52,11 @@ public struct ReadingProjector {
             // Every stored book event follows its BookAdded (the decide step guarantees it); an
             // orphan (a hand-made import) is counted and otherwise skipped.
             guard let book = envelope.event.book, var view = try store.bookView(reader: readerID, book: book) else { break }
+            let wasOnHome = view.isOnHomeList
             view.lastActivity = max(view.lastActivity, at)
             fold(envelope, into: &view, deltas: &deltas)
             try store.putBookView(view)
+            if view.isOnHomeList != wasOnHome { try store.setGoalBook(reader: readerID, book: book, active: view.isOnHomeList) }
         }
         try store.putReaderView(reader: readerID, reader)
         try apply(deltas, reader: readerID, to: &store)

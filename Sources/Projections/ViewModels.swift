@@ -155,6 +155,9 @@ public struct BookView: Hashable, Sendable {
         entries.last(where: { $0.readThrough == readThrough })?.effective ?? 0
     }
 
+    /// Whether the home list shows the book: in the library, not finished, with an active goal.
+    public var isOnHomeList: Bool { inLibrary && !isFinished && goal != nil }
+
     /// Pages credited in the current read-through.
     public var pagesReadThisReadThrough: Int {
         entries.reduce(0) { $0 + ($1.readThrough == readThrough ? $1.credited : 0) }

@@ -51,6 +51,11 @@ public protocol ViewStore {
     /// Every run of the reader, in order.
     func streakRuns(reader: ReaderID) throws -> [StreakRun]
 
+    /// The books of the reader with an active goal (what the home list shows), in book-ID order.
+    func goalBooks(reader: ReaderID) throws -> [BookID]
+    /// Records whether a book has an active goal (in the library, not finished, with a goal).
+    mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws
+
     /// The reader's own record.
     func readerView(reader: ReaderID) throws -> ReaderView?
     /// Stores the reader's own record.

@@ -4,7 +4,7 @@ import Foundation
 
 /// The persisted views, as `--view` values.
 enum ViewName: String, ExpressibleByArgument, CaseIterable {
-    case books, days, bookDays, months, buckets, runs, readers
+    case books, days, bookDays, months, buckets, runs, readers, goals
 }
 
 extension Replay {
