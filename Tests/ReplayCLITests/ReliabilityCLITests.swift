@@ -1,64 +1,14 @@
 import EventStoreLMDB
 import Foundation
+import ReadingEvents
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One run of `replay` that may die by a signal (the shared `replay(_:)` records an issue at
-/// once; here the outcome is classified and counted first).
-struct RawReplayRun {
-    let reason: Process.TerminationReason
-    let status: Int32
-    let stdout: Data
-    let stderr: String
-    var died: Bool { reason == .uncaughtSignal }
-}
-
-func replayRaw(_ arguments: [String], stdin: Data? = nil) throws -> RawReplayRun {
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("replay-raw-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    let outURL = scratch.appendingPathComponent("stdout"), errURL = scratch.appendingPathComponent("stderr")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-    defer { try? out.close(); try? err.close() }
-    let process = Process()
-    process.executableURL = try replayExecutable.get()
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    env.removeValue(forKey: "READING_STORE")
-    process.environment = env
-    process.standardOutput = out
-    process.standardError = err
-    if let stdin {
-        let inURL = scratch.appendingPathComponent("stdin")
-        try stdin.write(to: inURL)
-        process.standardInput = try FileHandle(forReadingFrom: inURL)
-    } else {
-        process.standardInput = FileHandle.nullDevice
-    }
-    try process.run()
-    process.waitUntilExit()
-    return RawReplayRun(reason: process.terminationReason, status: process.terminationStatus,
-                        stdout: try Data(contentsOf: outURL), stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-}
-
 private func envInt(_ name: String, _ ciDefault: Int) -> Int {
     ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? ciDefault
-}
-
-private struct Rng: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 private func lines(_ data: Data) -> [String] {
@@ -86,7 +36,7 @@ private func lines(_ data: Data) -> [String] {
         #expect(!referenceLines.isEmpty)
         let data = try Data(contentsOf: dir.child("original").appendingPathComponent("data.mdb"))
         let pages = data.count / 4096
-        var rng = Rng(state: UInt64(envInt("RELIABILITY_SEED", 0xDA_AA6E)))
+        var rng = SplitMix64(seed: UInt64(envInt("RELIABILITY_SEED", 0xDA_AA6E)))
         var outcomes: [String: Int] = [:]
         var signals: [String] = []
         var wrongEvents = 0, exportedEvents = 0

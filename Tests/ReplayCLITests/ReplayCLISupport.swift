@@ -70,9 +70,30 @@ let replayExecutable: Result<URL, ReplayBinaryError> = {
 }()
 
 /// Runs the built `replay` with `arguments`; stdout and stderr go to files (no pipe can fill up),
-/// `READING_STORE` is removed from the environment unless `environment` sets it.
+/// `READING_STORE` is removed from the environment unless `environment` sets it. A death by signal
+/// is recorded as an issue.
 func replay(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
             stdin: Data? = nil) throws -> ReplayRun {
+    let raw = try replayRaw(arguments, environment: environment, currentDirectory: currentDirectory, stdin: stdin)
+    if raw.died {
+        Issue.record("replay \(arguments) was killed by signal \(raw.status)")
+    }
+    return ReplayRun(arguments: arguments, status: raw.status, stdoutData: raw.stdout, stderr: raw.stderr)
+}
+
+/// How one run of `replay` ended, deaths by signal included.
+struct RawReplayRun {
+    let reason: Process.TerminationReason
+    let status: Int32
+    let stdout: Data
+    let stderr: String
+    var died: Bool { reason == .uncaughtSignal }
+}
+
+/// Runs the built `replay` and reports how it ended, without judging it (the damage tests
+/// classify and count outcomes, deaths by signal included).
+func replayRaw(_ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+               stdin: Data? = nil) throws -> RawReplayRun {
     let executable = try replayExecutable.get()
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("replay-run-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -102,12 +123,9 @@ func replay(_ arguments: [String], environment: [String: String] = [:], currentD
     }
     try process.run()
     process.waitUntilExit()
-    if process.terminationReason != .exit {
-        Issue.record("replay \(arguments) was killed by signal \(process.terminationStatus)")
-    }
-    return ReplayRun(arguments: arguments, status: process.terminationStatus,
-                     stdoutData: try Data(contentsOf: outURL),
-                     stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    return RawReplayRun(reason: process.terminationReason, status: process.terminationStatus,
+                        stdout: try Data(contentsOf: outURL),
+                        stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
 }
 
 /// Runs `replay` and requires exit status 0.
