@@ -31,9 +31,9 @@ final class GroupCommit: @unchecked Sendable {
     private let environment: LMDBEnvironment
     private let isSoloFailure: (Error) -> Bool
 
-    /// Requests committed so far and transactions used (for statistics and the benchmark).
-    private(set) var requestsCommitted = 0
-    private(set) var transactionsCommitted = 0
+    /// Requests committed so far and transactions used (read through ``counts``).
+    private var requestsCommitted = 0
+    private var transactionsCommitted = 0
 
     init(environment: LMDBEnvironment, isSoloFailure: @escaping (Error) -> Bool) {
         self.environment = environment

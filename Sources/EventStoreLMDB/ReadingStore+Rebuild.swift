@@ -70,7 +70,7 @@ extension ReadingStore {
                     try txn.put(destination, key, value)
                     return true
                 }
-                try foldPending(txn)
+                try catchUpAll(txn)
                 for (_, table) in generations[target].all { try txn.removeAll(table) }
                 try setCheckpoint(txn, generation: target, 0)
                 return
@@ -84,7 +84,9 @@ extension ReadingStore {
         return RebuildReport(events: folded, seconds: seconds, digest: try viewDigest())
     }
 
-    /// Folds up to `limit` events after generation `target`'s checkpoint into its tables.
+    /// Folds up to `limit` events after generation `target`'s checkpoint into its tables. Unlike
+    /// ``foldAppended(_:_:)`` it keeps one write-back cache across many log reads (a whole chunk)
+    /// and writes no reader index (the active fold already did).
     private func fold(into target: Int, _ txn: WriteTransaction, limit: Int) throws -> Int {
         let from = try checkpoint(txn, generation: target)
         let last = try log.lastPosition(in: txn)

@@ -105,23 +105,15 @@ public final class ReadingStore: Sendable {
         }
     }
 
-    /// Folds up to `limit` events after the active checkpoint inside `txn`.
+    /// Folds up to `limit` logged events after the active checkpoint inside `txn` (events another
+    /// writer appended without folding them); returns how many.
     @discardableResult
-    func foldPending(_ txn: WriteTransaction, limit: Int = .max) throws -> Int {
-        let generation = try activeGeneration(txn)
-        let from = try checkpoint(txn, generation: generation)
+    func foldPending(_ txn: WriteTransaction, limit: Int) throws -> Int {
+        let from = try checkpoint(txn, generation: activeGeneration(txn))
         let last = try log.lastPosition(in: txn)
         guard last > from else { return 0 }
         let records = try log.events(from: from + 1, limit: min(limit, Int(last - from)), in: txn)
-        var views = CachingViewStore(base: LMDBViewStore(txn: txn, tables: generations[generation]))
-        let projector = ReadingProjector(dayStartHour: dayStartHour)
-        for record in records {
-            let envelope = try Self.envelope(of: record)
-            try projector.apply(envelope, to: &views)
-            try txn.put(readerIndex, envelope.reader.bytes + Self.be64(record.position), [])
-        }
-        try views.flush()
-        if let lastFolded = records.last?.position { try setCheckpoint(txn, generation: generation, lastFolded) }
+        try foldAppended(records.map(Self.envelope(of:)), txn)
         return records.count
     }
 
@@ -130,9 +122,10 @@ public final class ReadingStore: Sendable {
         while try foldPending(txn, limit: EventLog.readChunkSize) == EventLog.readChunkSize {}
     }
 
-    /// Folds envelopes this transaction has just appended (positions and stream versions set),
-    /// without reading them back from the log. Precondition: the active views had folded every
-    /// event before them (the caller ran ``foldPending(_:limit:)`` in the same transaction).
+    /// Folds envelopes into the active views, indexes them by reader and moves the checkpoint to
+    /// the last: envelopes this transaction has just appended (positions and stream versions set,
+    /// not read back from the log), or pending ones read by ``foldPending(_:limit:)``.
+    /// Precondition: the active views had folded every event before them.
     func foldAppended(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws {
         guard let last = envelopes.last?.position else { return }
         let generation = try activeGeneration(txn)
@@ -185,7 +178,7 @@ public final class ReadingStore: Sendable {
         // `submit` returns only after the leader ran the work, so `decide` never outlives this call.
         let outcome = try withoutActuallyEscaping(decide) { decide in try groupCommit.submit { [self] txn -> Any in
             // Fold anything another writer appended without folding, so views stay exactly-once.
-            _ = try foldPending(txn)
+            try catchUpAll(txn)
             if try log.event(withID: context.commandID.uuid, in: txn) != nil {
                 var stored: [EventEnvelope] = []
                 while let record = try log.event(withID: context.eventID(at: stored.count).uuid, in: txn) {

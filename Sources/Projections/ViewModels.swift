@@ -198,6 +198,8 @@ public struct YearMonth: Hashable, Sendable, Comparable, CustomStringConvertible
     public static func < (l: YearMonth, r: YearMonth) -> Bool { (l.year, l.month) < (r.year, r.month) }
     /// The month after.
     public var next: YearMonth { month == 12 ? YearMonth(year: year + 1, month: 1) : YearMonth(year: year, month: month + 1) }
+    /// The month before.
+    public var previous: YearMonth { month == 1 ? YearMonth(year: year - 1, month: 12) : YearMonth(year: year, month: month - 1) }
 }
 
 /// Pages read and books finished in one month.

@@ -34,13 +34,12 @@ extension Replay {
             let store = try options.openExisting()
             let sinceT = try since.map { try parseInstant($0, zone: .utc) }
             let untilT = try until.map { try parseInstant($0, zone: .utc, endOfDay: true) }
-            let clock = LocalClockBox(dayStartHour: 0)
             func emit(_ e: EventEnvelope) {
                 if let sinceT, e.occurredAt < sinceT { return }
                 if let untilT, e.occurredAt > untilT { return }
                 if let type, e.type.tag != type { return }
                 if json { print(JSONEventCodec.encodeLine(e)); return }
-                let local = clock.local(e.occurredAt, e.timeZone)
+                let local = localTimeText(e.occurredAt, e.timeZone)
                 let fields = String(decoding: JSONEventCodec.encode(e), as: UTF8.self)
                 let data = (try? JSONSerialization.jsonObject(with: Data(fields.utf8)) as? [String: Any])?["data"]
                 let dataText = data.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .withoutEscapingSlashes]) }
@@ -130,14 +129,11 @@ extension Replay {
     }
 }
 
-/// The local time of an instant in its zone, for the audit listing.
-struct LocalClockBox {
-    let dayStartHour: Int
-    func local(_ t: Timestamp, _ zone: ZoneID) -> String {
-        let offset = zone.timeZone.secondsFromGMT(for: t.date)
-        let shifted = Timestamp(microseconds: t.microseconds + Int64(offset) * 1_000_000).description
-        let sign = offset >= 0 ? "+" : "-"
-        let hh = abs(offset) / 3600, mm = abs(offset) % 3600 / 60
-        return String(shifted.prefix(19)) + String(format: "%@%02d:%02d", sign, hh, mm)
-    }
+/// The local wall-clock time of an instant in its zone with its offset ("2026-03-01T21:30:00+09:00"),
+/// for the audit listing.
+func localTimeText(_ t: Timestamp, _ zone: ZoneID) -> String {
+    let offset = zone.timeZone.secondsFromGMT(for: t.date)
+    let shifted = Timestamp(microseconds: t.microseconds + Int64(offset) * 1_000_000).description
+    let sign = offset >= 0 ? "+" : "-"
+    return String(shifted.prefix(19)) + String(format: "%@%02d:%02d", sign, abs(offset) / 3600, abs(offset) % 3600 / 60)
 }

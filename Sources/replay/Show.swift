@@ -103,7 +103,7 @@ struct Dashboard {
         buckets = try views.timeOfDay(reader: reader)
         let lastMonth = YearMonth(today)
         var firstMonth = lastMonth
-        for _ in 0..<11 { firstMonth = firstMonth.month == 1 ? YearMonth(year: firstMonth.year - 1, month: 12) : YearMonth(year: firstMonth.year, month: firstMonth.month - 1) }
+        for _ in 0..<11 { firstMonth = firstMonth.previous }
         monthly = try views.monthly(reader: reader, in: firstMonth...lastMonth)
         openSessions = try views.openSessions(reader: reader)
     }
