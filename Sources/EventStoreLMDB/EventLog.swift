@@ -1,6 +1,10 @@
 import CLMDB
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The durable, append-only event log: a global order of events (positions gapless from 1),
 /// grouped into streams with their own versions, each record checksummed and hash-chained to the
 /// one before it.
@@ -81,15 +85,101 @@ public final class EventLog: Sendable {
             try checkLMDBMagic(of: directory.appendingPathComponent("data.mdb"), storePath: path)
         }
         let lockExisted = entries.contains("lock.mdb")
+        let log: EventLog
         do {
-            return try openEnvironment(at: directory, options: options, wasEmpty: entries.isEmpty)
+            log = try openEnvironment(at: directory, options: options, wasEmpty: entries.isEmpty)
         } catch {
-            // The environment is released by now (it was local to openEnvironment): undo its lock file.
-            if !lockExisted && !entries.isEmpty {
+            // The environment is released by now (it was local to openEnvironment): undo the files
+            // this call created (its lock file; both files of a store it was creating).
+            if !lockExisted {
                 unlink(directory.appendingPathComponent("lock.mdb").path)
+            }
+            if entries.isEmpty {
+                unlink(directory.appendingPathComponent("data.mdb").path)
             }
             throw error
         }
+        if !options.readOnly { restrictPermissions(of: directory) }
+        return log
+    }
+
+    /// Reading history is personal: a writable open leaves the directory 0700 and its files 0600
+    /// (also when the store was created in a directory that existed with a wider mode). A mode
+    /// that cannot be changed (a directory of another user) is left as it is.
+    private static func restrictPermissions(of directory: URL) {
+        func restrict(_ path: String, to mode: mode_t) {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & 0o7777 != mode else { return }
+            _ = chmod(path, mode)
+        }
+        restrict(directory.path, to: 0o700)
+        restrict(directory.appendingPathComponent("data.mdb").path, to: 0o600)
+        restrict(directory.appendingPathComponent("lock.mdb").path, to: 0o600)
+    }
+
+    /// Writes a compact, consistent copy of the store to `destination` (`mdb_env_copy2` with
+    /// `MDB_CP_COMPACT`), also while other processes append.
+    ///
+    /// The copy is written into a hidden temporary directory beside `destination` (mode 0700,
+    /// `data.mdb` 0600 whatever the umask), flushed to disk, and renamed to `destination` only
+    /// when complete; a failure removes it. So a backup that fails, or is killed, leaves nothing
+    /// at `destination` that looks like a store, and the retry is not blocked.
+    ///
+    /// - Parameter destination: a path that does not exist (its parent is created, 0700, when
+    ///   missing) or an empty directory.
+    /// - Returns: the size of the copy in bytes.
+    /// - Throws: ``EventStoreError/invalidArgument(field:detail:)`` for a destination that is a
+    ///   file or a non-empty directory; ``LMDBError`` (``LMDBError/Kind/diskFull`` for a full disk).
+    @discardableResult
+    public func backup(to destination: URL) throws -> Int {
+        let fileManager = FileManager.default
+        let target = destination.standardizedFileURL
+        var isDirectory: ObjCBool = false
+        if fileManager.fileExists(atPath: target.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw EventStoreError.invalidArgument(field: "backup destination", detail: "\(target.path) is a file; name a new or empty directory")
+            }
+            guard try fileManager.contentsOfDirectory(atPath: target.path).isEmpty else {
+                throw EventStoreError.invalidArgument(field: "backup destination", detail: "\(target.path) is not empty; name a new or empty directory")
+            }
+        }
+        let parent = target.deletingLastPathComponent()
+        if !fileManager.fileExists(atPath: parent.path) {
+            try fileManager.createDirectory(at: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let temporary = parent.appendingPathComponent(".\(target.lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
+        guard mkdir(temporary.path, 0o700) == 0 else {
+            throw LMDBError.writeFailure(code: errno, operation: "mkdir(\(temporary.path))", directory: parent.path)
+        }
+        do {
+            _ = chmod(temporary.path, 0o700)   // mkdir applied the umask, which can only clear bits
+            try environment.copy(to: temporary)
+            let file = temporary.appendingPathComponent("data.mdb").path
+            // mdb_env_copy2 creates the file 0666 less the umask; it is inside a 0700 directory
+            // until it is restricted here.
+            guard chmod(file, 0o600) == 0 else { throw LMDBError(operation: "chmod(\(file))", code: errno) }
+            try Self.flushToDisk(path: file)
+            guard rename(temporary.path, target.path) == 0 else {
+                throw LMDBError.writeFailure(code: errno, operation: "rename(\(temporary.path), \(target.path))", directory: parent.path)
+            }
+            try Self.flushToDisk(path: parent.path)
+            return (try fileManager.attributesOfItem(atPath: target.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+        } catch {
+            try? fileManager.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    /// Flushes a file or a directory (its entries) to disk.
+    private static func flushToDisk(path: String) throws {
+        #if canImport(Glibc)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        #else
+        let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
+        #endif
+        guard fd >= 0 else { throw LMDBError(operation: "open(\(path))", code: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw LMDBError.writeFailure(code: errno, operation: "fsync(\(path))", directory: path) }
     }
 
     /// Opens the environment and validates (or initializes) the store.

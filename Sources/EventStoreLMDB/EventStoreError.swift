@@ -26,6 +26,9 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     case readOnlyViews
     /// An argument breaks a rule.
     case invalidArgument(field: String, detail: String)
+    /// Another rebuild of the views is running (in this or another process); this one did not
+    /// start, and nothing was written.
+    case rebuildInProgress(path: String)
 
     /// A sentence naming the failure.
     public var description: String {
@@ -43,6 +46,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case .corruptView(let detail): return "a stored view record is damaged (run `replay rebuild`): \(detail)"
         case .readOnlyViews: return "views were written through a read transaction"
         case .invalidArgument(let field, let detail): return "\(field): \(detail)"
+        case .rebuildInProgress(let path):
+            return "another rebuild of the views of \(path) is running; wait for it to finish (this one did not start)"
         }
     }
 }

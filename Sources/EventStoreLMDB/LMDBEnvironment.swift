@@ -37,6 +37,9 @@ public final class LMDBEnvironment: @unchecked Sendable {
     /// bounds-checked (see ``MapBounds``).
     let mapRange = Locked<(start: UInt, end: UInt)?>(nil)
     private let writeLock = NSLock()
+    /// Locks on `data.mdb` itself (see ``StoreFileLocks``): writes and opens are serialized
+    /// across lock files, and a second lock file for the same data is refused at open.
+    let fileLocks: StoreFileLocks
     private let databaseHandles = Locked<[String: MDB_dbi]>([:])
 
     /// Opens the environment in an existing `directory`.
@@ -67,8 +70,16 @@ public final class LMDBEnvironment: @unchecked Sendable {
             registered = true
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-            // 0600: reading history is personal. open(2) applies the umask, which can only clear bits.
-            try LMDBError.check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open(\(path))")
+            let locks = try StoreFileLocks(directory: path, writable: !options.readOnly)
+            // The open runs under the writer lock: no other process is half-way through a commit
+            // while LMDB picks the meta page, and opens are checked one at a time.
+            try locks.withWriter {
+                try Self.checkDataFileLength(locks, path: path)
+                // 0600: reading history is personal. open(2) applies the umask, which can only clear bits.
+                try LMDBError.check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open(\(path))")
+                try locks.takePresence(directory: path)
+            }
+            fileLocks = locks
             var dead: Int32 = 0
             try LMDBError.check(mdb_reader_check(env, &dead), "mdb_reader_check(\(path))")
             self.staleReadersCleared = Int(dead)
@@ -150,6 +161,10 @@ public final class LMDBEnvironment: @unchecked Sendable {
         }
         writeLock.lock()
         defer { writeLock.unlock() }
+        // Across processes, LMDB's writer mutex lives in lock.mdb; this lock lives in data.mdb, so
+        // two lock files for one data file still cannot interleave their commits.
+        try fileLocks.lockWriter()
+        defer { fileLocks.unlockWriter() }
         while true {
             let outcome: Outcome<R> = try gate.shared {
                 var txn: OpaquePointer?
@@ -173,7 +188,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 // mdb_txn_commit frees the handle whether it succeeds or fails.
                 let commit = mdb_txn_commit(txn)
                 if commit == MDB_MAP_FULL { return .growMap }
-                try LMDBError.check(commit, "mdb_txn_commit(\(path))")
+                if commit != 0 { throw LMDBError.writeFailure(code: commit, operation: "mdb_txn_commit(\(path))", directory: path) }
                 return .done(value)
             }
             switch outcome {
@@ -246,12 +261,58 @@ public final class LMDBEnvironment: @unchecked Sendable {
     }
 
     /// Copies the environment to `directory` (which must exist and be empty), compacting it
-    /// (`mdb_env_copy2` with `MDB_CP_COMPACT`); safe while other transactions run.
+    /// (`mdb_env_copy2` with `MDB_CP_COMPACT`); safe while other transactions run. The copy is
+    /// written as LMDB creates it (mode 0666 less the umask): ``EventLog/backup(to:)`` is the
+    /// safe way to make a backup.
     public func copy(to directory: URL) throws {
         try gate.shared {
-            try LMDBError.check(
-                mdb_env_copy2(handle, directory.path, UInt32(MDB_CP_COMPACT)),
-                "mdb_env_copy2(\(directory.path))")
+            let rc = mdb_env_copy2(handle, directory.path, UInt32(MDB_CP_COMPACT))
+            if rc != 0 { throw LMDBError.writeFailure(code: rc, operation: "mdb_env_copy2(\(directory.path))", directory: directory.path) }
+        }
+    }
+
+    /// Runs `body` holding the rebuild lock (see ``StoreFileLocks``); `nil` without running it
+    /// when another rebuild (in this or another process) holds it.
+    func withRebuildLock<R>(_ body: () throws -> R) throws -> R? {
+        guard try fileLocks.tryLockRebuild() else { return nil }
+        defer { fileLocks.unlockRebuild() }
+        return try body()
+    }
+
+    /// Refuses a `data.mdb` shorter than its own meta page says (a copy cut short, a truncated
+    /// file, a disk that filled while the file grew): LMDB would map the missing pages and the
+    /// process would die with SIGBUS on the first read of one.
+    static func checkDataFileLength(_ locks: StoreFileLocks, path: String) throws {
+        let size = try locks.dataFileSize()
+        guard size > 0 else { return }   // a new environment: LMDB writes its meta pages
+        // Each of pages 0 and 1 is a 16-byte page header and an MDB_meta (64-bit layout): magic
+        // u32 at 16, version u32 at 20, address at 24, map size at 32, two MDB_db records of 48
+        // bytes at 40 (the first one's md_pad is the page size), last page at 136, txnid at 144.
+        func meta(_ bytes: [UInt8]) -> (pageSize: Int, lastPage: UInt64, txnid: UInt64)? {
+            guard bytes.count >= 152 else { return nil }
+            return bytes.withUnsafeBytes { raw in
+                guard raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self) == 0xBEEF_C0DE else { return nil }
+                return (Int(raw.loadUnaligned(fromByteOffset: 40, as: UInt32.self)),
+                        raw.loadUnaligned(fromByteOffset: 136, as: UInt64.self),
+                        raw.loadUnaligned(fromByteOffset: 144, as: UInt64.self))
+            }
+        }
+        func damaged(_ detail: String) -> LMDBError {
+            LMDBError(operation: "mdb_env_open(\(path))", code: MDB_CORRUPTED,
+                      message: "data.mdb is damaged or incomplete: \(detail) (a copy cut short, a truncated file, or a disk "
+                          + "that filled while the file grew); restore it from a backup")
+        }
+        // A first page LMDB does not recognize is LMDB's to refuse (MDB_INVALID).
+        guard let first = meta(try locks.readData(at: 0, count: 152)) else { return }
+        guard first.pageSize >= 512, first.pageSize <= 1 << 16, first.pageSize & (first.pageSize - 1) == 0 else { return }
+        guard size >= 2 * first.pageSize else {
+            throw damaged("it is \(size) bytes, shorter than its two meta pages (\(2 * first.pageSize) bytes)")
+        }
+        let second = meta(try locks.readData(at: first.pageSize, count: 152))
+        let current = second.map { $0.txnid > first.txnid ? $0 : first } ?? first
+        let (needed, overflow) = (current.lastPage + 1).multipliedReportingOverflow(by: UInt64(first.pageSize))
+        if overflow || needed > UInt64(size) {
+            throw damaged("it is \(size) bytes, but its meta page says its pages reach \(overflow ? "beyond any file size" : "\(needed) bytes")")
         }
     }
 

@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 /// A failure reported by LMDB (or by the wrapper around it), naming the operation that failed.
 ///
@@ -32,6 +33,12 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
         case alreadyOpen
         /// A system `errno` value (for example `EACCES` for a write on a read-only environment).
         case system
+        /// The disk holding the store is full (`ENOSPC`, or LMDB's `EIO` for a short write with
+        /// next to no space left): nothing of the failed transaction was committed.
+        case diskFull
+        /// Another process has the same `data.mdb` open through a different `lock.mdb`; opening
+        /// it too could lose acknowledged writes (see the store's file locks).
+        case lockFileMismatch
     }
 
     /// The operation that failed, with its target, for example `"mdb_put(events)"`.
@@ -68,6 +75,8 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
         case MDB_INVALID, MDB_VERSION_MISMATCH: return .invalidFile
         case MDB_BAD_VALSIZE: return .badValueSize
         case LMDBError.alreadyOpenCode: return .alreadyOpen
+        case LMDBError.lockFileMismatchCode: return .lockFileMismatch
+        case ENOSPC: return .diskFull
         case MDB_KEYEXIST...MDB_LAST_ERRCODE: return .lmdb
         default: return .system
         }
@@ -80,6 +89,21 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
 
     /// The private code of ``Kind/alreadyOpen`` (outside LMDB's and errno's ranges).
     static let alreadyOpenCode: Int32 = -29_000
+    /// The private code of ``Kind/lockFileMismatch``.
+    static let lockFileMismatchCode: Int32 = -29_001
+
+    /// The error for a failed write (a commit or a copy): a full disk is named as such. LMDB
+    /// reports a short `pwrite` as `EIO`, which is what a full disk usually gives, so `EIO` with
+    /// less than 1 MiB free on the file system of `directory` is reported as a full disk too.
+    static func writeFailure(code: Int32, operation: String, directory: String) -> LMDBError {
+        guard code == ENOSPC || code == EIO else { return LMDBError(operation: operation, code: code) }
+        var fs = statvfs()
+        let free: UInt64? = statvfs(directory, &fs) == 0 ? UInt64(fs.f_bavail) * UInt64(fs.f_frsize) : nil
+        if code == EIO, let free, free >= 1 << 20 { return LMDBError(operation: operation, code: code) }
+        return LMDBError(operation: operation, code: ENOSPC,
+                         message: "the disk is full: \(free.map { "\($0) bytes" } ?? "no space") left on the file system of \(directory); "
+                             + "nothing of this write was committed (free some space and retry)")
+    }
 
     /// Throws an ``LMDBError`` for a non-zero LMDB return code.
     @inline(__always)

@@ -33,10 +33,19 @@ extension ReadingStore {
     /// - Parameter view: rebuild only this view (one of ``viewNames``); the others stay as they are.
     ///   All views are folded into the inactive generation either way, and the chosen one is
     ///   copied into the active generation in the final commit.
+    /// - Throws: ``EventStoreError/rebuildInProgress(path:)`` when another rebuild of this store
+    ///   runs, in this or another process (the two would fold into the same shadow generation).
     public func rebuild(view: String? = nil, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> RebuildReport {
         if let view, !Self.viewNames.contains(view) {
             throw EventStoreError.invalidArgument(field: "view", detail: "\"\(view)\" is not a view; views are \(Self.viewNames.joined(separator: ", "))")
         }
+        guard let report = try log.environment.withRebuildLock({ try rebuildHoldingLock(view: view, progress: progress) }) else {
+            throw EventStoreError.rebuildInProgress(path: log.directory.path)
+        }
+        return report
+    }
+
+    private func rebuildHoldingLock(view: String?, progress: ((UInt64, UInt64) -> Void)?) throws -> RebuildReport {
         let clock = ContinuousClock()
         let started = clock.now
         let target = try log.environment.write { txn -> Int in
@@ -113,13 +122,17 @@ extension ReadingStore {
         try withViews { views in try ViewDigest.of(views) }
     }
 
-    /// Folds the whole log in memory, without writing anything, and returns the digest of the
-    /// views it gives: `verify` compares it with ``viewDigest()``.
-    public func freshFoldDigest(progress: ((UInt64) -> Void)? = nil) throws -> String {
+    /// Folds the log in memory, without writing anything, and returns the digest of the views
+    /// it gives: `verify` compares it with ``viewDigest()``.
+    ///
+    /// - Parameter last: fold only the events up to this position (the views' checkpoint, to
+    ///   check views that lag the log); `nil` folds every event.
+    public func freshFoldDigest(through last: UInt64? = nil, progress: ((UInt64) -> Void)? = nil) throws -> String {
         var views = InMemoryViewStore()
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var count: UInt64 = 0
         try log.forEachEvent(from: 1) { record in
+            if let last, record.position > last { return false }
             try projector.apply(try Self.envelope(of: record), to: &views)
             count += 1
             if count % 100_000 == 0 { progress?(count) }

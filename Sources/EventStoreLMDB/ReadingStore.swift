@@ -26,10 +26,15 @@ public final class ReadingStore: Sendable {
 
     /// Opens (or creates) a store in `directory`.
     ///
+    /// With `options.readOnly` the store is opened without writing anything (also on read-only
+    /// media): commands fail with `EACCES`, queries read the views as they were last written,
+    /// and views that lag the log are not caught up (compare ``viewCheckpoint()`` with
+    /// ``EventLog/lastPosition()``).
+    ///
     /// - Parameters:
     ///   - dayStartHour: for a new store, the hour at which reading days start (0 ... 23); an
     ///     existing store keeps the hour it was created with (views depend on it).
-    ///   - options: LMDB environment options (map size, readers).
+    ///   - options: LMDB environment options (map size, readers, read-only).
     public static func open(at directory: URL, dayStartHour: Int = 0,
                             options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> ReadingStore {
         let log = try EventLog.open(at: directory, options: options)
@@ -49,6 +54,13 @@ public final class ReadingStore: Sendable {
         let meta = viewMeta
         guard (0...23).contains(requested) else {
             throw EventStoreError.invalidArgument(field: "dayStartHour", detail: "\(requested) is outside 0 ... 23")
+        }
+        if log.environment.options.readOnly {
+            guard let hour = try log.environment.read({ txn in try txn.get(meta, "dayStartHour")?.first }) else {
+                throw EventStoreError.notAStore(path: log.directory.path, reason: "it has no views yet, and it was opened read-only")
+            }
+            dayStartHour = Int(hour)
+            return
         }
         dayStartHour = try log.environment.write { txn -> Int in
             if let stored = try txn.get(meta, "dayStartHour"), let hour = stored.first { return Int(hour) }

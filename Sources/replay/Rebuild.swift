@@ -50,7 +50,11 @@ extension Replay {
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check every record's checksum, the hash chain, gapless positions, that every event decodes, and that the views equal a fresh rebuild.",
-            discussion: "Prints each fault with its position; exits 1 on any fault. Writes nothing.")
+            discussion: """
+                Prints each fault with its position; exits 1 on any fault. Writes nothing: the store is opened \
+                read-only, so views that lag the log (left by a crash or by an append that did not fold) are \
+                compared with a fresh fold up to their checkpoint, and the lag is reported as a fault.
+                """)
 
         @OptionGroup var options: StoreOptions
         @Flag(help: "Print the report as JSON.") var json = false
@@ -69,7 +73,7 @@ extension Replay {
                     throw ReplayError("the data file of \(options.url.path) is damaged: LMDB stopped with signal \(signal) while reading its pages (restore from a backup)")
                 }
             }
-            let store = try options.openExisting()
+            let store = try options.openExisting(readOnly: true)
             let chain = try store.log.verify()
             var faults = chain.faults.map { ["position": $0.position, "kind": "\($0.kind)", "detail": $0.detail] as [String: Any] }
             var decoded = 0, unknown = 0
@@ -87,22 +91,31 @@ extension Replay {
                 }
             }
             var stored = "", fresh = ""
-            if faults.isEmpty {
+            let checkpoint = try store.viewCheckpoint()
+            let lag = chain.lastPosition > checkpoint ? chain.lastPosition - checkpoint : 0
+            if faults.isEmpty, lag > 0 {
+                // Appends fold in their own transaction, so views never lag after a crash: views
+                // behind the log were emptied, or written by something that did not fold.
+                faults.append(["position": checkpoint + 1, "kind": "views",
+                               "detail": "the views fold the log only up to position \(checkpoint) of \(chain.lastPosition) (\(lag) event(s) behind); run `replay rebuild`"])
+            }
+            if chain.isIntact, faults.allSatisfy({ $0["kind"] as? String == "views" }) {
                 stored = try store.viewDigest()
-                fresh = try store.freshFoldDigest()
+                fresh = try store.freshFoldDigest(through: checkpoint)
                 if stored != fresh {
-                    faults.append(["position": try store.viewCheckpoint(), "kind": "views",
-                                   "detail": "stored views (digest \(stored)) differ from a fresh rebuild (digest \(fresh)); run `replay rebuild`"])
+                    faults.append(["position": checkpoint, "kind": "views",
+                                   "detail": "stored views (digest \(stored)) differ from a fresh fold of the log up to their checkpoint \(checkpoint) (digest \(fresh)); run `replay rebuild`"])
                 }
             }
             if json {
                 try printJSON(["records": chain.recordCount, "lastPosition": chain.lastPosition, "decoded": decoded,
                                "unknownTypes": unknownTypes, "viewDigest": stored, "freshDigest": fresh, "faults": faults,
-                               "ok": faults.isEmpty])
+                               "viewCheckpoint": checkpoint, "viewLag": lag, "ok": faults.isEmpty])
             } else {
                 for fault in faults { print("fault at position \(fault["position"]!): \(fault["kind"]!): \(fault["detail"]!)") }
                 print("\(chain.recordCount) records, last position \(chain.lastPosition), \(decoded) decoded, \(unknown) of unknown types\(unknownTypes.isEmpty ? "" : " \(unknownTypes)")")
                 if faults.isEmpty { print("views digest \(stored) = fresh rebuild") }
+
             }
             if !faults.isEmpty {
                 let first = faults.compactMap { $0["position"] as? UInt64 }.min() ?? 0
@@ -114,24 +127,19 @@ extension Replay {
     struct Backup: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write a compact copy of the store to DEST, also while another process appends.",
-            discussion: "DEST must not exist or be an empty directory. The copy is a consistent snapshot (mdb_env_copy2 with MDB_CP_COMPACT).")
+            discussion: """
+                DEST must not exist or be an empty directory. The copy is a consistent snapshot (mdb_env_copy2 with \
+                MDB_CP_COMPACT), written to a hidden temporary directory beside DEST (0700, data.mdb 0600) and renamed \
+                to DEST only when complete: a failed or killed backup leaves nothing at DEST.
+                """)
 
         @OptionGroup var options: StoreOptions
         @Argument(help: "The directory to write the copy to.") var destination: String
 
         func run() throws {
-            let store = try options.openExisting()
+            let store = try options.openExisting(readOnly: true)
             let url = URL(fileURLWithPath: destination)
-            let fm = FileManager.default
-            if fm.fileExists(atPath: url.path) {
-                guard (try fm.contentsOfDirectory(atPath: url.path)).isEmpty else {
-                    throw ReplayError("backup destination \(url.path) is not empty")
-                }
-            } else {
-                try fm.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            }
-            try store.log.environment.copy(to: url)
-            let size = (try? fm.attributesOfItem(atPath: url.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+            let size = try store.log.backup(to: url)
             print("backed up \(try store.log.lastPosition()) events to \(url.path) (\(size) bytes)")
         }
     }
@@ -183,6 +191,11 @@ func runSelf(arguments: [String]) throws -> ChildStatus {
     let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    // A child that dies on a damaged file is reported in one line by the parent: the Swift
+    // runtime's crash backtrace (dozens of lines) must not reach the user.
+    var environment = ProcessInfo.processInfo.environment
+    environment["SWIFT_BACKTRACE"] = "enable=no"
+    process.environment = environment
     try process.run()
     process.waitUntilExit()
     switch process.terminationReason {

@@ -30,12 +30,24 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens an existing store; a missing directory is a failure, not a new store.
-    func openExisting() throws -> ReadingStore {
+    ///
+    /// - Parameter readOnly: open without writing anything (`verify`, `backup`). Otherwise the
+    ///   store is opened for writing (views that lag the log are caught up), and a store on
+    ///   read-only media, or one this user may not write, is opened read-only instead: the
+    ///   commands that only read still work there.
+    func openExisting(readOnly: Bool = false) throws -> ReadingStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReplayError("no store at \(url.path) (create one with `replay demo` or `replay import`)")
         }
-        return try ReadingStore.open(at: url)
+        if !readOnly {
+            do {
+                return try ReadingStore.open(at: url)
+            } catch let error as LMDBError where error.code == EROFS || error.code == EACCES {
+                // Read-only media or permissions: fall through to a read-only open.
+            }
+        }
+        return try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true))
     }
 }
 

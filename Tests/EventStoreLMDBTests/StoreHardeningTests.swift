@@ -1,0 +1,275 @@
+import Foundation
+import Projections
+import ReadingEvents
+import Testing
+@testable import EventStoreLMDB
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What hostile testing broke in the store (issue "Hardening"): two lock files for one data
+/// file, two rebuilds at once, short data files, backups and directory modes, read-only opens.
+@Suite struct StoreHardeningTests {
+    // MARK: Two lock files for one data file
+
+    /// A writer process appends while `lock.mdb` is deleted; a second process then opens the same
+    /// store (and gets a new lock file). Before the data-file locks, both wrote, each on the last
+    /// commit *it* had seen, and acknowledged events of one of them were gone.
+    @Test func deletingTheLockFileUnderAWriterLosesNoAcknowledgedEvent() async throws {
+        try await withTempDirectory { dir in
+            let url = dir.child("store")
+            _ = try EventLog.open(at: url)   // create it, then release it
+            let first = try HelperProcess(["append-batches", url.path, "--count", "200000", "--batch", "10", "--prefix", "a", "--stream", "a"])
+            #expect(await first.waitForLine(timeout: .seconds(30)) { !$0.isEmpty })
+            #expect(unlink(url.appendingPathComponent("lock.mdb").path) == 0)
+            let second = try HelperProcess(["append-batches", url.path, "--count", "300", "--batch", "10", "--prefix", "b", "--stream", "b"])
+            let secondStatus = second.waitForExit()
+            let firstStillRan = first.process.isRunning
+            first.kill9()
+            first.waitForExit()
+            // The first writer was running all along: the second must have been refused at open.
+            if firstStillRan {
+                #expect(secondStatus != 0, "a second writer with its own lock file was allowed to write")
+                #expect(second.lines.isEmpty)
+            }
+            let log = try EventLog.open(at: url)
+            let acknowledgedA = first.lines.count * 10, acknowledgedB = second.lines.count * 10
+            #expect(acknowledgedA > 0)
+            for i in 0..<acknowledgedA {
+                guard try log.event(withID: deterministicID(prefix: "a", index: i)) != nil else {
+                    Issue.record("acknowledged event a-\(i) (of \(acknowledgedA)) is missing")
+                    break
+                }
+            }
+            for i in 0..<acknowledgedB {
+                guard try log.event(withID: deterministicID(prefix: "b", index: i)) != nil else {
+                    Issue.record("acknowledged event b-\(i) (of \(acknowledgedB)) is missing")
+                    break
+                }
+            }
+            let report = try log.verify()
+            #expect(report.isIntact, "\(report.faults.prefix(3))")
+            #expect(report.recordCount == UInt64(try log.lastPosition()))
+        }
+    }
+
+    /// The same `data.mdb` reached through a second directory that has a lock file of its own is
+    /// refused while another process has the store open, and opens once that process is gone.
+    @Test func aSecondDirectoryWithItsOwnLockFileIsRefusedWhileTheStoreIsOpen() async throws {
+        try await withTempDirectory { dir in
+            let url = dir.child("store")
+            do {
+                let log = try EventLog.open(at: url)
+                try log.append([NewEvent(eventID: UUID(), payload: [1, 2, 3])], to: "s")
+            }
+            let alias = dir.child("alias")
+            try FileManager.default.createDirectory(at: alias, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: alias.appendingPathComponent("data.mdb"),
+                                                       withDestinationURL: url.appendingPathComponent("data.mdb"))
+            let holder = try HelperProcess(["hold-snapshot", url.path])
+            #expect(await holder.waitForLine(timeout: .seconds(30)) { $0 == "holding" })
+            #expect {
+                _ = try EventLog.open(at: alias)
+            } throws: { error in
+                guard let lmdb = error as? LMDBError, lmdb.kind == .lockFileMismatch else { return false }
+                return lmdb.description.contains("different lock.mdb")
+            }
+            // Nothing was left behind by the refused open: no new lock file in the alias.
+            #expect(!FileManager.default.fileExists(atPath: alias.appendingPathComponent("lock.mdb").path))
+            holder.kill9()
+            holder.waitForExit()
+            let log = try EventLog.open(at: alias)
+            #expect(try log.lastPosition() == 1)
+        }
+    }
+
+    /// In one process too: the registry of open paths compares directories, the file locks
+    /// compare the data file itself.
+    @Test func oneProcessCannotOpenOneDataFileThroughTwoLockFiles() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            let log = try EventLog.open(at: url)
+            let alias = dir.child("alias")
+            try FileManager.default.createDirectory(at: alias, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: alias.appendingPathComponent("data.mdb"),
+                                                       withDestinationURL: url.appendingPathComponent("data.mdb"))
+            #expect { _ = try EventLog.open(at: alias) } throws: { ($0 as? LMDBError)?.kind == .lockFileMismatch }
+            try log.append([NewEvent(eventID: UUID(), payload: [1])], to: "s")
+            #expect(try log.lastPosition() == 1)
+        }
+    }
+
+    // MARK: Two rebuilds at once
+
+    /// A rebuild started while another runs (in this process, or in another one) is refused and
+    /// writes nothing; the first one's views and counts are true.
+    @Test func aSecondRebuildIsRefusedInThisAndInAnotherProcess() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            let store = try ReadingStore.open(at: url)
+            let history = DemoHistory.generate(.init(readers: 2, days: 60, seed: 7))
+            try store.appendRecorded(history)
+            let expected = try store.freshFoldDigest()
+            var inProcess: Error?
+            var child: (status: Int32, lines: [String])?
+            let report = try store.rebuild { _, _ in
+                guard child == nil else { return }
+                do { _ = try store.rebuild() } catch { inProcess = error }
+                let other = try? HelperProcess(["rebuild-digest", url.path])
+                let status = other?.waitForExit() ?? -1
+                child = (status, other?.lines ?? [])
+            }
+            #expect((inProcess as? EventStoreError) == .rebuildInProgress(path: url.path), "\(String(describing: inProcess))")
+            let refused = try #require(child)
+            #expect(refused.status != 0, "a rebuild in another process ran at the same time: \(refused.lines)")
+            #expect(!refused.lines.contains { $0.hasPrefix("rebuilt") })
+            #expect(report.events == UInt64(history.count))
+            #expect(report.digest == expected)
+            #expect(try store.viewDigest() == expected)
+            // Once the first is done, a rebuild runs again.
+            #expect(try store.rebuild().digest == expected)
+        }
+    }
+
+    // MARK: Short data files
+
+    /// A data file shorter than its meta page says is refused at open with one clear error,
+    /// instead of a SIGBUS at the first read of a missing page.
+    @Test(arguments: [0.3, 0.6, 0.95])
+    func aShortDataFileIsRefusedAtOpen(keeping fraction: Double) throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            do {
+                let store = try ReadingStore.open(at: url)
+                try store.appendRecorded(DemoHistory.generate(.init(readers: 1, days: 120, seed: 3)))
+            }
+            let file = url.appendingPathComponent("data.mdb").path
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+            // Whole pages, as a copy cut short or a disk that filled while the file grew leaves it.
+            #expect(truncate(file, off_t(Int(Double(size) * fraction) / 4096 * 4096)) == 0)
+            #expect {
+                _ = try ReadingStore.open(at: url)
+            } throws: { error in
+                guard let lmdb = error as? LMDBError, lmdb.kind == .corrupted else { return false }
+                return lmdb.description.contains("damaged or incomplete")
+            }
+            #expect { _ = try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true)) } throws: {
+                ($0 as? LMDBError)?.kind == .corrupted
+            }
+        }
+    }
+
+    // MARK: Backups and modes
+
+    /// A backup is written under a temporary name and renamed when complete: 0700 directory,
+    /// 0600 file whatever the umask, an existing empty destination tightened, nothing left beside.
+    @Test func backupsAreWholePrivateAndAtomic() throws {
+        try withTempDirectory { dir in
+            let store = try ReadingStore.open(at: dir.child("store"))
+            let history = DemoHistory.generate(.init(readers: 1, days: 30, seed: 5))
+            try store.appendRecorded(history)
+            let old = umask(0)
+            defer { umask(old) }
+            let existing = dir.child("backups/empty")
+            try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            for destination in [existing, dir.child("backups/new")] {
+                let size = try store.log.backup(to: destination)
+                #expect(size > 0)
+                #expect(try permissions(of: destination) == 0o700)
+                #expect(try permissions(of: destination.appendingPathComponent("data.mdb")) == 0o600)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path) == ["data.mdb"])
+                let copy = try EventLog.open(at: destination, options: LMDBEnvironmentOptions(readOnly: true))
+                #expect(try copy.lastPosition() == UInt64(history.count))
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.child("backups").path).sorted() == ["empty", "new"])
+            // A destination that is a file, or not empty, is refused and left alone.
+            let file = dir.child("backups/file")
+            try Data("x".utf8).write(to: file)
+            for bad in [file, existing] {
+                #expect { try store.log.backup(to: bad) } throws: {
+                    guard case .invalidArgument(let field, _) = $0 as? EventStoreError else { return false }
+                    return field == "backup destination"
+                }
+            }
+            #expect(try Data(contentsOf: file) == Data("x".utf8))
+        }
+    }
+
+    /// A store created in a directory that already exists with a wide mode is made private.
+    @Test func aStoreInAnExistingOpenDirectoryIsMadePrivate() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            #expect(chmod(url.path, 0o755) == 0)
+            _ = try ReadingStore.open(at: url)
+            #expect(try permissions(of: url) == 0o700)
+            #expect(try permissions(of: url.appendingPathComponent("data.mdb")) == 0o600)
+            #expect(try permissions(of: url.appendingPathComponent("lock.mdb")) == 0o600)
+        }
+    }
+
+    /// A full disk during a backup is named as such and leaves nothing at the destination, so
+    /// the retry (elsewhere, or after freeing space) is not blocked.
+    @Test func aBackupOntoAFullDiskLeavesNothingBehind() throws {
+        try withTempDirectory { dir in
+            guard let mountPoint = try mountTmpfs(in: dir, size: "256k") else { return }
+            defer { unmount(mountPoint) }
+            let store = try ReadingStore.open(at: dir.child("store"))
+            try store.appendRecorded(DemoHistory.generate(.init(readers: 2, days: 120, seed: 9)))
+            let destination = mountPoint.appendingPathComponent("backup")
+            #expect { try store.log.backup(to: destination) } throws: { error in
+                guard let lmdb = error as? LMDBError else { return false }
+                return lmdb.kind == .diskFull && lmdb.description.contains("disk is full")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint.path).isEmpty)
+            #expect(try store.log.backup(to: dir.child("retry")) > 0)
+        }
+    }
+
+    // MARK: Read-only opens
+
+    /// A read-only open writes nothing, does not catch lagging views up, and refuses writes.
+    @Test func aReadOnlyOpenWritesNothing() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            do {
+                let store = try ReadingStore.open(at: url)
+                try store.appendRecorded(DemoHistory.generate(.init(readers: 1, days: 20, seed: 2)))
+                // An append that does not fold (the raw log): the views lag by one event.
+                try store.log.append([NewEvent(eventID: UUID(), payload: [0])], to: "raw")
+            }
+            let before = try Data(contentsOf: url.appendingPathComponent("data.mdb"))
+            let store = try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true))
+            #expect(try store.viewCheckpoint() + 1 == store.log.lastPosition())
+            _ = try store.viewDigest()
+            #expect { try store.appendRecorded([]) } throws: { ($0 as? LMDBError)?.code == EACCES }
+            #expect(try Data(contentsOf: url.appendingPathComponent("data.mdb")) == before)
+        }
+    }
+}
+
+/// Mounts a tmpfs of `size` under `dir`; nil (and a note) where mounting is not permitted.
+func mountTmpfs(in dir: TempDirectory, size: String) throws -> URL? {
+    let mountPoint = dir.child("tmpfs")
+    try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+    let mount = Process()
+    mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+    mount.arguments = ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", mountPoint.path]
+    mount.standardError = FileHandle.nullDevice
+    do { try mount.run(); mount.waitUntilExit() } catch {}
+    guard mount.terminationStatus == 0, mount.terminationReason == .exit else {
+        Reliability.report("tmpfs", "SKIPPED: mount -t tmpfs is not permitted here")
+        return nil
+    }
+    return mountPoint
+}
+
+/// Unmounts what ``mountTmpfs(in:size:)`` mounted.
+func unmount(_ mountPoint: URL) {
+    let umount = Process()
+    umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+    umount.arguments = [mountPoint.path]
+    try? umount.run()
+    umount.waitUntilExit()
+}
