@@ -85,6 +85,9 @@ public struct ShelfItem: Hashable, Sendable {
     public var finishes: [LocalDate]
     /// Whether the last goal was met; `nil` when the book was finished without a goal.
     public var goalMet: Bool?
+    /// What became of the book's latest goal (``BookView/goalStatus``): on a book abandoned while a
+    /// goal ran, ``GoalStatus/abandoned``, neither met nor missed.
+    public var goalStatus: GoalStatus?
     /// The rating.
     public var rating: Rating?
     /// Whether the reader likes it.
@@ -112,6 +115,8 @@ public struct BookDetail: Hashable, Sendable {
     public var view: BookView
     /// The page history as a list, every read-through, in the order the reading happened.
     public var pageHistory: [PageEntry] { view.entries }
+    /// What became of the book's latest goal (active, met, missed, or abandoned).
+    public var goalStatus: GoalStatus? { view.goalStatus }
     /// Pages and seconds per reading day, for the per-day bars.
     public var dailyBars: [(day: LocalDate, total: DayTotal)]
 
@@ -227,7 +232,7 @@ extension ViewStore {
         let shown = filter == .finished ? finished : views.filter(\.liked)
         let items = shown.map { view in
             ShelfItem(book: view.book, metadata: view.metadata, finishes: view.finishes,
-                      goalMet: view.goalOutcome?.met, rating: view.rating, liked: view.liked)
+                      goalMet: view.goalOutcome?.met, goalStatus: view.goalStatus, rating: view.rating, liked: view.liked)
         }.sorted { a, b in
             let ka = filter == .finished ? a.finishes.last!.dayNumber : 0
             let kb = filter == .finished ? b.finishes.last!.dayNumber : 0

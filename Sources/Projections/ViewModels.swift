@@ -106,6 +106,21 @@ public struct GoalOutcome: Hashable, Sendable {
     public var met: Bool { finishedOn <= targetDate }
 }
 
+/// What became of a book's latest goal, as the bookshelf and the book detail say it.
+///
+/// `Sendable`: a plain enum.
+public enum GoalStatus: String, Sendable, Hashable, CaseIterable {
+    /// Running: the book is on the home list.
+    case active
+    /// Finished on or before the target date.
+    case met
+    /// Finished after the target date.
+    case missed
+    /// The book was marked did-not-finish while the goal ran: neither met nor missed. It becomes
+    /// active again if the reader resumes the book.
+    case abandoned
+}
+
 /// Everything the views know about one book of one reader. It is the unit the store persists
 /// per book; its size grows with that book's own history, never with the reader's.
 ///
@@ -155,8 +170,18 @@ public struct BookView: Hashable, Sendable {
         entries.last(where: { $0.readThrough == readThrough })?.effective ?? 0
     }
 
-    /// Whether the home list shows the book: in the library, not finished, with an active goal.
-    public var isOnHomeList: Bool { inLibrary && !isFinished && goal != nil }
+    /// Whether the home list shows the book: in the library, not finished, not abandoned (marked
+    /// did-not-finish), with a goal. An abandoned book keeps its goal and comes back to the list
+    /// when the reader resumes it (status reading again, or a page record).
+    public var isOnHomeList: Bool { inLibrary && !isFinished && status != .didNotFinish && goal != nil }
+
+    /// What became of the book's latest goal: active, abandoned (the book was marked
+    /// did-not-finish while the goal ran: neither met nor missed), or met or missed by the last
+    /// finish; `nil` when the book never had a goal (or its goal was deleted unfinished).
+    public var goalStatus: GoalStatus? {
+        if goal != nil { return status == .didNotFinish ? .abandoned : .active }
+        return goalOutcome.map { $0.met ? .met : .missed }
+    }
 
     /// Pages credited in the current read-through.
     public var pagesReadThisReadThrough: Int {

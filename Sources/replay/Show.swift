@@ -131,7 +131,7 @@ struct Dashboard {
         out.append("")
         out.append("Bookshelf: \(finishedShelf.items.count) finished, \(likedShelf.items.count) liked · stack \(String(format: "%.1f", finishedShelf.stackHeightMillimetres / 10)) cm")
         for item in finishedShelf.items.prefix(8) {
-            let goal = item.goalMet.map { $0 ? "goal met" : "goal missed" } ?? "no goal"
+            let goal = item.goalStatus == .abandoned ? "goal abandoned" : item.goalMet.map { $0 ? "goal met" : "goal missed" } ?? "no goal"
             let stars = item.rating.map { "★ \($0.stars)" } ?? "unrated"
             let times = item.finishes.count > 1 ? " ×\(item.finishes.count)" : ""
             out.append("  \(item.finishes.last!) \(item.metadata.title)\(times) · \(goal) · \(stars)\(item.liked ? " · ♥" : "")")
@@ -196,9 +196,12 @@ struct Dashboard {
             "bookshelf": [
                 "finished": finishedShelf.items.map { item -> [String: Any] in
                     ["book": item.book.description, "title": item.metadata.title, "finishes": item.finishes.map(\.description),
-                     "goalMet": item.goalMet ?? NSNull(), "rating": item.rating?.stars ?? NSNull(), "liked": item.liked]
+                     "goalMet": item.goalMet ?? NSNull(), "goalStatus": item.goalStatus?.rawValue ?? NSNull(),
+                     "rating": item.rating?.stars ?? NSNull(), "liked": item.liked]
                 },
-                "liked": likedShelf.items.map { ["book": $0.book.description, "title": $0.metadata.title] },
+                "liked": likedShelf.items.map { item -> [String: Any] in
+                    ["book": item.book.description, "title": item.metadata.title, "goalStatus": item.goalStatus?.rawValue ?? NSNull()]
+                },
                 "stackHeightMillimetres": finishedShelf.stackHeightMillimetres,
             ],
             "summary": ["reading": summary.reading, "finished": summary.finished, "wantToRead": summary.wantToRead,
