@@ -37,12 +37,15 @@ public struct SessionRecord: Hashable, Sendable {
     public var session: SessionID
     /// When the timer started.
     public var startedAt: Timestamp
-    /// The zone it ran in.
+    /// The zone it started in.
     public var timeZone: ZoneID
     /// Closed intervals of reading (pauses excluded), each [start, end).
     public var intervals: [ClosedInterval]
     /// When the running interval began; `nil` when paused or ended.
     public var runningSince: Timestamp?
+    /// The zone of the event that began the running interval (the start, or a resume in another
+    /// city); `nil` exactly when ``runningSince`` is.
+    public var runningZone: ZoneID?
     /// Whether the timer ended (finished); open sessions are started and never stopped.
     public var isFinished: Bool
     /// The duration the host reported when it finished the session.
@@ -56,10 +59,17 @@ public struct SessionRecord: Hashable, Sendable {
         public var start: Timestamp
         /// End, exclusive.
         public var end: Timestamp
+        /// The zone of the event that began it (the start, or a resume in another city): its
+        /// minutes fall on days and in time-of-day buckets of this zone.
+        public var timeZone: ZoneID
     }
 
-    /// Seconds of reading measured from the intervals.
-    public var measuredSeconds: Int { intervals.reduce(0) { $0 + Int($1.end.seconds - $1.start.seconds) } }
+    /// Seconds of reading measured from the exact instants of the intervals, the total rounded
+    /// half up (a 0.2 s session measures 0 s).
+    public var measuredSeconds: Int {
+        var rounding = SecondsRounding()
+        return rounding.add(intervals.reduce(0) { $0 + ($1.end.microseconds - $1.start.microseconds) })
+    }
 }
 
 /// A collected sentence or a memo, as the book detail shows it.
@@ -199,8 +209,12 @@ public struct DayTotal: Hashable, Sendable {
     public var seconds: Int
     /// A total.
     public init(pages: Int = 0, seconds: Int = 0) { self.pages = pages; self.seconds = seconds }
-    /// Whether the day counts as a reading day: at least one page or one second of timed reading.
-    public var isReadingDay: Bool { pages > 0 || seconds > 0 }
+    /// The least timed reading that makes a day a reading day without pages: one whole minute,
+    /// the smallest amount the views show (a timer tapped on and off by mistake is not reading).
+    public static let minimumReadingSeconds = 60
+    /// Whether the day counts as a reading day: at least one page credited, or at least
+    /// ``minimumReadingSeconds`` of timed reading.
+    public var isReadingDay: Bool { pages > 0 || seconds >= Self.minimumReadingSeconds }
     /// Whether there is nothing recorded.
     public var isZero: Bool { pages == 0 && seconds == 0 }
 }
