@@ -316,6 +316,15 @@ extension ViewStore {
             totalSeconds: buckets.seconds.reduce(0, +))
     }
 
+    /// The instant "today" is taken from when the caller names none: the reader's latest moment
+    /// in the history (``ReaderView/latestMoment``: the latest `occurredAt` or `recordedAt`, so a
+    /// back-dated entry appended last does not pull it back), or `now` when that is sooner (a
+    /// history stamped in the future by a wrong clock). `nil` for a reader without one. The caller
+    /// reads the clock; the views never do.
+    public func defaultAsOf(reader: ReaderID, now: Timestamp) throws -> Timestamp? {
+        try readerView(reader: reader)?.latestMoment.map { min($0, now) }
+    }
+
     /// Timers started and never stopped, oldest first.
     public func openSessions(reader: ReaderID) throws -> [OpenSession] {
         try bookViews(reader: reader).filter(\.inLibrary).flatMap { view in

@@ -20,6 +20,7 @@ public struct ReadingProjector {
         let readerID = envelope.reader
         var reader = try store.readerView(reader: readerID) ?? ReaderView()
         reader.eventCount += 1
+        reader.latestMoment = max(reader.latestMoment ?? envelope.recordedAt, envelope.occurredAt, envelope.recordedAt)
         var deltas = Deltas()
         let at = envelope.occurredAt
 

@@ -295,6 +295,9 @@ public struct ReaderView: Hashable, Sendable {
     public var unknownEvents: Int = 0
     /// All events folded for this reader.
     public var eventCount: Int = 0
+    /// The reader's latest moment in the history: the latest `occurredAt` or `recordedAt` of any
+    /// of their events (a back-dated entry counts by when it was recorded); `nil` before any.
+    public var latestMoment: Timestamp?
     /// An empty reader.
     public init() {}
 }

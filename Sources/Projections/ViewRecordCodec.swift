@@ -19,8 +19,9 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
 /// view always encodes to the same bytes), so stored views can be compared by digest.
 ///
 /// Formats: 2 (written by this build) adds to book views the zone of each session interval and of
-/// the running interval, written only where it differs from the session's zone. Format 1 records,
-/// written by earlier builds, still decode: their intervals are in their session's zone (a
+/// the running interval, written only where it differs from the session's zone, and to reader
+/// records the reader's latest moment. Format 1 records, written by earlier builds, still decode:
+/// their intervals are in their session's zone and their reader has no latest moment (a
 /// `replay rebuild` rewrites them with the rules of this build).
 public enum ViewRecordCodec {
     /// The record format this build writes.
@@ -177,17 +178,21 @@ public enum ViewRecordCodec {
         w.optional(v.theme) { w, t in w.string(t.rawValue) }
         w.array(v.homeOrder) { w, b in w.bytes16(b.bytes) }
         w.int(v.unknownEvents); w.int(v.eventCount)
+        w.optional(v.latestMoment) { w, t in w.i64(t.microseconds) }
         return w.bytes
     }
     /// Decodes a reader record.
     public static func decodeReaderView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> ReaderView {
-        var r = ByteReader(Array(bytes), record: "ReaderView"); _ = try r.expectFormat()
+        var r = ByteReader(Array(bytes), record: "ReaderView"); let version = try r.expectFormat()
         var v = ReaderView()
         v.nickname = try r.optional("nickname") { r throws(ViewDecodingError) in try r.string("nickname") }
         v.imageFileName = try r.optional("imageFileName") { r throws(ViewDecodingError) in try r.string("imageFileName") }
         v.theme = try r.optional("theme") { r throws(ViewDecodingError) in Theme(rawValue: try r.string("theme")) }
         v.homeOrder = try r.array("homeOrder") { r throws(ViewDecodingError) in BookID(bytes: try r.bytes16("homeOrder"))! }
         v.unknownEvents = try r.int("unknownEvents"); v.eventCount = try r.int("eventCount")
+        if version >= 2 {
+            v.latestMoment = try r.optional("latestMoment") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("latestMoment")) }
+        }
         try r.expectEnd(); return v
     }
 }
