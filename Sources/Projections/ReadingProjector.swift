@@ -20,7 +20,10 @@ public struct ReadingProjector {
         let readerID = envelope.reader
         var reader = try store.readerView(reader: readerID) ?? ReaderView()
         reader.eventCount += 1
-        reader.latestMoment = max(reader.latestMoment ?? envelope.recordedAt, envelope.occurredAt, envelope.recordedAt)
+        // Unknown events are only counted, so they do not move the latest moment either.
+        if case .unknown = envelope.event {} else {
+            reader.latestMoment = max(reader.latestMoment ?? envelope.recordedAt, envelope.occurredAt, envelope.recordedAt)
+        }
         var deltas = Deltas()
         let at = envelope.occurredAt
 

@@ -296,7 +296,8 @@ public struct ReaderView: Hashable, Sendable {
     /// All events folded for this reader.
     public var eventCount: Int = 0
     /// The reader's latest moment in the history: the latest `occurredAt` or `recordedAt` of any
-    /// of their events (a back-dated entry counts by when it was recorded); `nil` before any.
+    /// of their events (a back-dated entry counts by when it was recorded); events of types this
+    /// build does not know are only counted and do not move it. `nil` before any.
     public var latestMoment: Timestamp?
     /// An empty reader.
     public init() {}
