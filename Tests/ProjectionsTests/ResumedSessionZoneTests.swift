@@ -9,17 +9,26 @@ import ReadingEvents
 struct ResumedSessionZoneTests {
     let book = BookID(), session = SessionID()
 
-    @Test func pausedInSeoulResumedInLosAngelesCountsThatEveningInLosAngeles() throws {
+    /// A book added at 09:00 in Seoul the day of `start`; a session started and paused in Seoul,
+    /// then resumed in `elsewhere` and, when `finish` is given, finished there.
+    func trip(start: String, pause: String, resume: String, finish: String?, elsewhere: String) throws -> History {
         var h = History(zone: "Asia/Seoul")
-        try h.run(.addBook(aladinMetadata(), status: .reading), book: book, at: "2026-06-10T09:00:00+09:00")
-        // Seoul, 06-10 23:00 → 23:40: 2400 s, evening of 06-10.
-        try h.run(.startSession(session), book: book, at: "2026-06-10T23:00:00+09:00")
-        try h.run(.pauseSession(session), book: book, at: "2026-06-10T23:40:00+09:00")
-        // Flown to Los Angeles (PDT, -07:00): resumed 06-10 20:00, finished 20:30: 1800 s, evening
-        // of 06-10 there. In Seoul's clock the same instants are 06-11 12:00 → 12:30 (afternoon).
-        try h.run(.resumeSession(session), book: book, at: "2026-06-10T20:00:00-07:00", zone: "America/Los_Angeles")
-        try h.run(.finishSession(session, endPosition: nil, durationSeconds: 4200), book: book,
-                  at: "2026-06-10T20:30:00-07:00", zone: "America/Los_Angeles")
+        try h.run(.addBook(aladinMetadata(), status: .reading), book: book, at: String(start.prefix(10)) + "T09:00:00+09:00")
+        try h.run(.startSession(session), book: book, at: start)
+        try h.run(.pauseSession(session), book: book, at: pause)
+        try h.run(.resumeSession(session), book: book, at: resume, zone: elsewhere)
+        if let finish {
+            try h.run(.finishSession(session, endPosition: nil, durationSeconds: 4200), book: book, at: finish, zone: elsewhere)
+        }
+        return h
+    }
+
+    @Test func pausedInSeoulResumedInLosAngelesCountsThatEveningInLosAngeles() throws {
+        // Seoul, 06-10 23:00 → 23:40: 2400 s, evening of 06-10. Flown to Los Angeles (PDT, -07:00):
+        // resumed 06-10 20:00, finished 20:30: 1800 s, evening of 06-10 there. In Seoul's clock the
+        // same instants are 06-11 12:00 → 12:30 (afternoon).
+        let h = try trip(start: "2026-06-10T23:00:00+09:00", pause: "2026-06-10T23:40:00+09:00",
+                         resume: "2026-06-10T20:00:00-07:00", finish: "2026-06-10T20:30:00-07:00", elsewhere: "America/Los_Angeles")
         let store = try h.fold()
         let r = h.reader
 
@@ -39,11 +48,8 @@ struct ResumedSessionZoneTests {
     }
 
     @Test func aTimerResumedElsewhereAndNotYetStoppedKeepsItsZone() throws {
-        var h = History(zone: "Asia/Seoul")
-        try h.run(.addBook(aladinMetadata(), status: .reading), book: book, at: "2026-06-10T09:00:00+09:00")
-        try h.run(.startSession(session), book: book, at: "2026-06-10T23:00:00+09:00")
-        try h.run(.pauseSession(session), book: book, at: "2026-06-10T23:40:00+09:00")
-        try h.run(.resumeSession(session), book: book, at: "2026-06-10T20:00:00-07:00", zone: "America/Los_Angeles")
+        let h = try trip(start: "2026-06-10T23:00:00+09:00", pause: "2026-06-10T23:40:00+09:00",
+                         resume: "2026-06-10T20:00:00-07:00", finish: nil, elsewhere: "America/Los_Angeles")
         let store = try h.fold()
         let open = try #require(try store.openSessions(reader: h.reader).first?.session)
         #expect(open.runningSince == instant("2026-06-10T20:00:00-07:00"))
@@ -76,17 +82,12 @@ struct ResumedSessionZoneTests {
     }
 
     @Test func anIntervalResumedInNewYorkAcrossTheSpringChangeStaysSplit() throws {
-        var h = History(zone: "Asia/Seoul")
-        try h.run(.addBook(aladinMetadata(), status: .reading), book: book, at: "2026-03-07T09:00:00+09:00")
-        // Seoul, 03-07 20:00 → 20:10: 600 s, evening of 03-07.
-        try h.run(.startSession(session), book: book, at: "2026-03-07T20:00:00+09:00")
-        try h.run(.pauseSession(session), book: book, at: "2026-03-07T20:10:00+09:00")
-        // New York, 03-08 01:30 EST (-05:00) → 03:30 EDT (-04:00): one real hour across the spring
-        // change at 02:00 EST = 03:00 EDT: 01:30-02:00 (1800 s) + 03:00-03:30 (1800 s), all night
-        // of 03-08. In Seoul's clock it would be 03-08 15:30 → 16:30, afternoon.
-        try h.run(.resumeSession(session), book: book, at: "2026-03-08T01:30:00-05:00", zone: "America/New_York")
-        try h.run(.finishSession(session, endPosition: nil, durationSeconds: 4200), book: book,
-                  at: "2026-03-08T03:30:00-04:00", zone: "America/New_York")
+        // Seoul, 03-07 20:00 → 20:10: 600 s, evening of 03-07. New York, 03-08 01:30 EST (-05:00) →
+        // 03:30 EDT (-04:00): one real hour across the spring change at 02:00 EST = 03:00 EDT:
+        // 01:30-02:00 (1800 s) + 03:00-03:30 (1800 s), all night of 03-08. In Seoul's clock it would
+        // be 03-08 15:30 → 16:30, afternoon.
+        let h = try trip(start: "2026-03-07T20:00:00+09:00", pause: "2026-03-07T20:10:00+09:00",
+                         resume: "2026-03-08T01:30:00-05:00", finish: "2026-03-08T03:30:00-04:00", elsewhere: "America/New_York")
         let store = try h.fold()
         let r = h.reader
 
