@@ -130,10 +130,11 @@ public struct BookDetail: Hashable, Sendable {
 
 /// Current and longest streak.
 ///
-/// The rule: a reading day is a day with at least one page credited or one second of timed
-/// reading (local day of the event's own zone, day-start hour applied). A streak is a run of
-/// consecutive reading days. The current streak as of a day is the run that ends on that day or
-/// on the day before (today not read yet does not break it); otherwise 0.
+/// The rule: a reading day is a day with at least one page credited or at least one whole minute
+/// of timed reading (``DayTotal/minimumReadingSeconds``; local day of the event's own zone,
+/// day-start hour applied). A streak is a run of consecutive reading days. The current streak as
+/// of a day is the run that ends on that day or on the day before (today not read yet does not
+/// break it); otherwise 0.
 ///
 /// `Sendable`: plain values.
 public struct Streaks: Hashable, Sendable {
