@@ -71,32 +71,76 @@ public struct LocalClock {
 
     /// Splits the interval [`start`, `end`) at every reading-day boundary and every time-of-day
     /// boundary of `zone`, giving each piece's reading day, bucket and seconds. Pieces cover the
-    /// interval exactly, so across a DST change no second is lost or counted twice.
+    /// interval exactly, so across a DST change no second is lost or counted twice. Lengths come
+    /// from the exact (microsecond) instants; the whole seconds of the pieces round the running
+    /// total half up, so they add up to the interval's rounded length (0.2 s is 0 s, not 1).
     public func split(from start: Timestamp, to end: Timestamp, in zone: ZoneID) -> [(day: LocalDate, bucket: TimeOfDay, seconds: Int)] {
+        var rounding = SecondsRounding()
+        return exactSplit(from: start, to: end, in: zone).map { ($0.day, $0.bucket, rounding.add($0.microseconds)) }
+    }
+
+    /// The seconds of a session's closed intervals per reading day and bucket. Each interval is
+    /// split in the zone of the event that began it (the start, or a resume in another city) and
+    /// measured from the exact instants; the session's running total is rounded half up to whole
+    /// seconds, so the pieces add up to ``SessionRecord/measuredSeconds``.
+    public func split(_ session: SessionRecord) -> [(day: LocalDate, bucket: TimeOfDay, seconds: Int)] {
+        var rounding = SecondsRounding()
         var pieces: [(day: LocalDate, bucket: TimeOfDay, seconds: Int)] = []
-        var t = start.seconds
-        let stop = end.seconds
+        for interval in session.intervals {
+            for piece in exactSplit(from: interval.start, to: interval.end, in: interval.timeZone) {
+                pieces.append((piece.day, piece.bucket, rounding.add(piece.microseconds)))
+            }
+        }
+        return pieces
+    }
+
+    /// The pieces of [`start`, `end`) between reading-day, time-of-day and UTC-offset boundaries of
+    /// `zone`, in microseconds; consecutive pieces of one day and bucket are merged.
+    func exactSplit(from start: Timestamp, to end: Timestamp, in zone: ZoneID) -> [(day: LocalDate, bucket: TimeOfDay, microseconds: Int64)] {
+        var pieces: [(day: LocalDate, bucket: TimeOfDay, microseconds: Int64)] = []
+        var t = start.microseconds
+        let stop = end.microseconds
         while t < stop {
-            let local = localDateTime(of: Timestamp(microseconds: t * 1_000_000), in: zone)
+            let local = localDateTime(of: Timestamp(microseconds: t), in: zone)
             // Next boundary on the wall clock: the next multiple of 6 h, or the day-start hour.
             let s = local.secondOfDay
             var next = (s / 21_600 + 1) * 21_600
             let dayStart = dayStartHour * 3600
             if dayStart > s && dayStart < next { next = dayStart }
-            let step = max(1, Int64(next - s))
+            let (second, fraction) = t.floorDivided(by: 1_000_000)
+            let step = Int64(next - s) * 1_000_000 - fraction   // next > s, so at least 1 µs
             // A UTC-offset change before that boundary moves it in real time (spring forward reaches
             // 06:00 an hour sooner): end the piece at the change and look again from there.
-            let pieceEnd = min(stop, t + step, max(t + 1, cache.offsetValidUntil(seconds: t, zone: zone)))
+            let change = cache.offsetValidUntil(seconds: second, zone: zone) * 1_000_000
+            let pieceEnd = min(stop, t + step, max(t + 1, change))
             let day = s < dayStart ? local.date.adding(days: -1) : local.date
             let bucket = TimeOfDay(hour: local.hour)
             if let last = pieces.last, last.day == day, last.bucket == bucket {
-                pieces[pieces.count - 1].seconds += Int(pieceEnd - t)
+                pieces[pieces.count - 1].microseconds += pieceEnd - t
             } else {
-                pieces.append((day, bucket, Int(pieceEnd - t)))
+                pieces.append((day, bucket, pieceEnd - t))
             }
             t = pieceEnd
         }
         return pieces
+    }
+}
+
+/// Whole seconds from exact microseconds, rounded half up on the running total: each ``add(_:)``
+/// returns the seconds that bring the rounded total up to date, so the parts always add up to the
+/// rounded whole (three pieces of 0.4 s give 0, 1, 0: 1 s in all, neither 0 nor 3).
+///
+/// `Sendable`: two integers.
+struct SecondsRounding {
+    private var microseconds: Int64 = 0
+    private var seconds: Int64 = 0
+
+    /// Adds `part` microseconds and returns the whole seconds it brings.
+    mutating func add(_ part: Int64) -> Int {
+        microseconds += part
+        let total = (microseconds + 500_000).floorDivided(by: 1_000_000).quotient
+        defer { seconds = total }
+        return Int(total - seconds)
     }
 }
 

@@ -85,6 +85,9 @@ public struct ShelfItem: Hashable, Sendable {
     public var finishes: [LocalDate]
     /// Whether the last goal was met; `nil` when the book was finished without a goal.
     public var goalMet: Bool?
+    /// What became of the book's latest goal (``BookView/goalStatus``): on a book abandoned while a
+    /// goal ran, ``GoalStatus/abandoned``, neither met nor missed.
+    public var goalStatus: GoalStatus?
     /// The rating.
     public var rating: Rating?
     /// Whether the reader likes it.
@@ -112,6 +115,8 @@ public struct BookDetail: Hashable, Sendable {
     public var view: BookView
     /// The page history as a list, every read-through, in the order the reading happened.
     public var pageHistory: [PageEntry] { view.entries }
+    /// What became of the book's latest goal (active, met, missed, or abandoned).
+    public var goalStatus: GoalStatus? { view.goalStatus }
     /// Pages and seconds per reading day, for the per-day bars.
     public var dailyBars: [(day: LocalDate, total: DayTotal)]
 
@@ -125,10 +130,11 @@ public struct BookDetail: Hashable, Sendable {
 
 /// Current and longest streak.
 ///
-/// The rule: a reading day is a day with at least one page credited or one second of timed
-/// reading (local day of the event's own zone, day-start hour applied). A streak is a run of
-/// consecutive reading days. The current streak as of a day is the run that ends on that day or
-/// on the day before (today not read yet does not break it); otherwise 0.
+/// The rule: a reading day is a day with at least one page credited or at least one whole minute
+/// of timed reading (``DayTotal/minimumReadingSeconds``; local day of the event's own zone,
+/// day-start hour applied). A streak is a run of consecutive reading days. The current streak as
+/// of a day is the run that ends on that day or on the day before (today not read yet does not
+/// break it); otherwise 0.
 ///
 /// `Sendable`: plain values.
 public struct Streaks: Hashable, Sendable {
@@ -227,7 +233,7 @@ extension ViewStore {
         let shown = filter == .finished ? finished : views.filter(\.liked)
         let items = shown.map { view in
             ShelfItem(book: view.book, metadata: view.metadata, finishes: view.finishes,
-                      goalMet: view.goalOutcome?.met, rating: view.rating, liked: view.liked)
+                      goalMet: view.goalOutcome?.met, goalStatus: view.goalStatus, rating: view.rating, liked: view.liked)
         }.sorted { a, b in
             let ka = filter == .finished ? a.finishes.last!.dayNumber : 0
             let kb = filter == .finished ? b.finishes.last!.dayNumber : 0
@@ -309,6 +315,15 @@ extension ViewStore {
             liked: views.filter(\.liked).count,
             totalPages: buckets.pages.reduce(0, +),
             totalSeconds: buckets.seconds.reduce(0, +))
+    }
+
+    /// The instant "today" is taken from when the caller names none: the reader's latest moment
+    /// in the history (``ReaderView/latestMoment``: the latest `occurredAt` or `recordedAt`, so a
+    /// back-dated entry appended last does not pull it back), or `now` when that is sooner (a
+    /// history stamped in the future by a wrong clock). `nil` for a reader without one. The caller
+    /// reads the clock; the views never do.
+    public func defaultAsOf(reader: ReaderID, now: Timestamp) throws -> Timestamp? {
+        try readerView(reader: reader)?.latestMoment.map { min($0, now) }
     }
 
     /// Timers started and never stopped, oldest first.

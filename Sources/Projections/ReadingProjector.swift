@@ -20,6 +20,10 @@ public struct ReadingProjector {
         let readerID = envelope.reader
         var reader = try store.readerView(reader: readerID) ?? ReaderView()
         reader.eventCount += 1
+        // Unknown events are only counted, so they do not move the latest moment either.
+        if case .unknown = envelope.event {} else {
+            reader.latestMoment = max(reader.latestMoment ?? envelope.recordedAt, envelope.occurredAt, envelope.recordedAt)
+        }
         var deltas = Deltas()
         let at = envelope.occurredAt
 
@@ -89,28 +93,23 @@ public struct ReadingProjector {
             view.readThrough = e.readThrough; view.isFinished = false; view.status = .reading
         case .sessionStarted(let e):
             view.sessions.append(SessionRecord(session: e.session, startedAt: at, timeZone: zone, intervals: [],
-                                               runningSince: at, isFinished: false, reportedSeconds: nil, endPosition: nil))
+                                               runningSince: at, runningZone: zone, isFinished: false, reportedSeconds: nil,
+                                               endPosition: nil))
         case .sessionPaused(let e):
-            if let i = view.sessions.lastIndex(where: { $0.session == e.session }), let since = view.sessions[i].runningSince {
-                view.sessions[i].intervals.append(.init(start: since, end: max(since, at)))
-                view.sessions[i].runningSince = nil
-            }
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) { view.sessions[i].closeRunningInterval(at: at) }
         case .sessionResumed(let e):
-            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) { view.sessions[i].runningSince = at }
+            // The interval resumed here belongs to this event's zone (a resume in another city).
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) {
+                view.sessions[i].runningSince = at; view.sessions[i].runningZone = zone
+            }
         case .sessionFinished(let e):
             if let i = view.sessions.lastIndex(where: { $0.session == e.session }) {
-                if let since = view.sessions[i].runningSince {
-                    view.sessions[i].intervals.append(.init(start: since, end: max(since, at)))
-                    view.sessions[i].runningSince = nil
-                }
+                view.sessions[i].closeRunningInterval(at: at)
                 view.sessions[i].isFinished = true
                 view.sessions[i].reportedSeconds = e.durationSeconds
                 view.sessions[i].endPosition = e.endPosition
-                let sessionZone = view.sessions[i].timeZone
-                for interval in view.sessions[i].intervals {
-                    for piece in clock.split(from: interval.start, to: interval.end, in: sessionZone) {
-                        deltas.add(day: piece.day, bucket: piece.bucket, book: view.book, pages: 0, seconds: piece.seconds)
-                    }
+                for piece in clock.split(view.sessions[i]) {
+                    deltas.add(day: piece.day, bucket: piece.bucket, book: view.book, pages: 0, seconds: piece.seconds)
                 }
             }
             if let end = e.endPosition {
@@ -272,5 +271,14 @@ public struct ReadingProjector {
         try store.removeStreakRun(reader: reader, start: run.start)
         if run.start < day { try store.putStreakRun(reader: reader, StreakRun(start: run.start, end: day.adding(days: -1))) }
         if day < run.end { try store.putStreakRun(reader: reader, StreakRun(start: day.adding(days: 1), end: run.end)) }
+    }
+}
+
+extension SessionRecord {
+    /// Ends the running interval, if any, at `at`; it keeps the zone of the event that began it.
+    fileprivate mutating func closeRunningInterval(at: Timestamp) {
+        guard let since = runningSince else { return }
+        intervals.append(ClosedInterval(start: since, end: max(since, at), timeZone: runningZone ?? timeZone))
+        runningSince = nil; runningZone = nil
     }
 }

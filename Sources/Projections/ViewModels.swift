@@ -37,12 +37,15 @@ public struct SessionRecord: Hashable, Sendable {
     public var session: SessionID
     /// When the timer started.
     public var startedAt: Timestamp
-    /// The zone it ran in.
+    /// The zone it started in.
     public var timeZone: ZoneID
     /// Closed intervals of reading (pauses excluded), each [start, end).
     public var intervals: [ClosedInterval]
     /// When the running interval began; `nil` when paused or ended.
     public var runningSince: Timestamp?
+    /// The zone of the event that began the running interval (the start, or a resume in another
+    /// city); `nil` exactly when ``runningSince`` is.
+    public var runningZone: ZoneID?
     /// Whether the timer ended (finished); open sessions are started and never stopped.
     public var isFinished: Bool
     /// The duration the host reported when it finished the session.
@@ -56,10 +59,17 @@ public struct SessionRecord: Hashable, Sendable {
         public var start: Timestamp
         /// End, exclusive.
         public var end: Timestamp
+        /// The zone of the event that began it (the start, or a resume in another city): its
+        /// minutes fall on days and in time-of-day buckets of this zone.
+        public var timeZone: ZoneID
     }
 
-    /// Seconds of reading measured from the intervals.
-    public var measuredSeconds: Int { intervals.reduce(0) { $0 + Int($1.end.seconds - $1.start.seconds) } }
+    /// Seconds of reading measured from the exact instants of the intervals, the total rounded
+    /// half up (a 0.2 s session measures 0 s).
+    public var measuredSeconds: Int {
+        var rounding = SecondsRounding()
+        return rounding.add(intervals.reduce(0) { $0 + ($1.end.microseconds - $1.start.microseconds) })
+    }
 }
 
 /// A collected sentence or a memo, as the book detail shows it.
@@ -104,6 +114,21 @@ public struct GoalOutcome: Hashable, Sendable {
     public var finishedOn: LocalDate
     /// `finishedOn <= targetDate`.
     public var met: Bool { finishedOn <= targetDate }
+}
+
+/// What became of a book's latest goal, as the bookshelf and the book detail say it.
+///
+/// `Sendable`: a plain enum.
+public enum GoalStatus: String, Sendable, Hashable, CaseIterable {
+    /// Running: the book is on the home list.
+    case active
+    /// Finished on or before the target date.
+    case met
+    /// Finished after the target date.
+    case missed
+    /// The book was marked did-not-finish while the goal ran: neither met nor missed. It becomes
+    /// active again if the reader resumes the book.
+    case abandoned
 }
 
 /// Everything the views know about one book of one reader. It is the unit the store persists
@@ -155,8 +180,18 @@ public struct BookView: Hashable, Sendable {
         entries.last(where: { $0.readThrough == readThrough })?.effective ?? 0
     }
 
-    /// Whether the home list shows the book: in the library, not finished, with an active goal.
-    public var isOnHomeList: Bool { inLibrary && !isFinished && goal != nil }
+    /// Whether the home list shows the book: in the library, not finished, not abandoned (marked
+    /// did-not-finish), with a goal. An abandoned book keeps its goal and comes back to the list
+    /// when the reader resumes it (status reading again, or a page record).
+    public var isOnHomeList: Bool { inLibrary && !isFinished && status != .didNotFinish && goal != nil }
+
+    /// What became of the book's latest goal: active, abandoned (the book was marked
+    /// did-not-finish while the goal ran: neither met nor missed), or met or missed by the last
+    /// finish; `nil` when the book never had a goal (or its goal was deleted unfinished).
+    public var goalStatus: GoalStatus? {
+        if goal != nil { return status == .didNotFinish ? .abandoned : .active }
+        return goalOutcome.map { $0.met ? .met : .missed }
+    }
 
     /// Pages credited in the current read-through.
     public var pagesReadThisReadThrough: Int {
@@ -174,8 +209,12 @@ public struct DayTotal: Hashable, Sendable {
     public var seconds: Int
     /// A total.
     public init(pages: Int = 0, seconds: Int = 0) { self.pages = pages; self.seconds = seconds }
-    /// Whether the day counts as a reading day: at least one page or one second of timed reading.
-    public var isReadingDay: Bool { pages > 0 || seconds > 0 }
+    /// The least timed reading that makes a day a reading day without pages: one whole minute,
+    /// the smallest amount the views show (a timer tapped on and off by mistake is not reading).
+    public static let minimumReadingSeconds = 60
+    /// Whether the day counts as a reading day: at least one page credited, or at least
+    /// ``minimumReadingSeconds`` of timed reading.
+    public var isReadingDay: Bool { pages > 0 || seconds >= Self.minimumReadingSeconds }
     /// Whether there is nothing recorded.
     public var isZero: Bool { pages == 0 && seconds == 0 }
 }
@@ -256,6 +295,10 @@ public struct ReaderView: Hashable, Sendable {
     public var unknownEvents: Int = 0
     /// All events folded for this reader.
     public var eventCount: Int = 0
+    /// The reader's latest moment in the history: the latest `occurredAt` or `recordedAt` of any
+    /// of their events (a back-dated entry counts by when it was recorded); events of types this
+    /// build does not know are only counted and do not move it. `nil` before any.
+    public var latestMoment: Timestamp?
     /// An empty reader.
     public init() {}
 }

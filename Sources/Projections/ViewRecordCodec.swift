@@ -17,9 +17,17 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
 /// The compact binary form of the persisted view records: little-endian fixed-width integers,
 /// length-prefixed strings and arrays, a leading format byte per record. Deterministic (the same
 /// view always encodes to the same bytes), so stored views can be compared by digest.
+///
+/// Formats: 2 (written by this build) adds to book views the zone of each session interval and of
+/// the running interval, written only where it differs from the session's zone, and to reader
+/// records the reader's latest moment. Format 1 records, written by earlier builds, still decode:
+/// their intervals are in their session's zone and their reader has no latest moment (a
+/// `replay rebuild` rewrites them with the rules of this build).
 public enum ViewRecordCodec {
-    /// The record format this build writes and reads.
-    public static let format: UInt8 = 1
+    /// The record format this build writes.
+    public static let format: UInt8 = 2
+    /// The oldest record format this build reads.
+    public static let oldestReadableFormat: UInt8 = 1
 
     // MARK: Book views
 
@@ -44,8 +52,14 @@ public enum ViewRecordCodec {
         w.array(v.memos) { w, n in w.note(n) }
         w.array(v.sessions) { w, s in
             w.bytes16(s.session.bytes); w.i64(s.startedAt.microseconds); w.string(s.timeZone.identifier)
-            w.array(s.intervals) { w, i in w.i64(i.start.microseconds); w.i64(i.end.microseconds) }
-            w.optional(s.runningSince) { w, t in w.i64(t.microseconds) }
+            // A zone is written only where it is not the session's own (a resume in another city).
+            func otherZone(_ zone: ZoneID?) -> ZoneID? { zone == s.timeZone ? nil : zone }
+            w.array(s.intervals) { w, i in
+                w.i64(i.start.microseconds); w.i64(i.end.microseconds); w.optional(otherZone(i.timeZone)) { w, z in w.string(z.identifier) }
+            }
+            w.optional(s.runningSince) { w, t in
+                w.i64(t.microseconds); w.optional(otherZone(s.runningZone)) { w, z in w.string(z.identifier) }
+            }
             w.bool(s.isFinished)
             w.optional(s.reportedSeconds) { w, x in w.int(x) }
             w.optional(s.endPosition) { w, x in w.int(x) }
@@ -59,7 +73,7 @@ public enum ViewRecordCodec {
     /// Decodes a book view; a typed error for anything malformed.
     public static func decodeBookView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BookView {
         var r = ByteReader(Array(bytes), record: "BookView")
-        try r.expectFormat(format)
+        let version = try r.expectFormat()
         let reader = ReaderID(bytes: try r.bytes16("reader"))!
         let book = BookID(bytes: try r.bytes16("book"))!
         let metadata = try r.metadata()
@@ -83,15 +97,28 @@ public enum ViewRecordCodec {
         let sentences = try r.array("sentences") { r throws(ViewDecodingError) in try r.note() }
         let memos = try r.array("memos") { r throws(ViewDecodingError) in try r.note() }
         let sessions = try r.array("sessions") { r throws(ViewDecodingError) in
-            SessionRecord(
-                session: SessionID(bytes: try r.bytes16("session.id"))!,
-                startedAt: Timestamp(microseconds: try r.i64("session.startedAt")),
-                timeZone: ZoneID(unchecked: try r.string("session.timeZone")),
-                intervals: try r.array("session.intervals") { r throws(ViewDecodingError) in
-                    SessionRecord.ClosedInterval(start: Timestamp(microseconds: try r.i64("interval.start")),
-                                                 end: Timestamp(microseconds: try r.i64("interval.end")))
-                },
-                runningSince: try r.optional("session.runningSince") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("session.runningSince")) },
+            let session = SessionID(bytes: try r.bytes16("session.id"))!
+            let startedAt = Timestamp(microseconds: try r.i64("session.startedAt"))
+            let sessionZone = ZoneID(unchecked: try r.string("session.timeZone"))
+            // Format 1 has no zones per interval: every interval ran in the session's zone.
+            func zone(_ r: inout ByteReader, _ field: String) throws(ViewDecodingError) -> ZoneID {
+                guard version >= 2 else { return sessionZone }
+                return try r.optional(field) { r throws(ViewDecodingError) in ZoneID(unchecked: try r.string(field)) } ?? sessionZone
+            }
+            let intervals = try r.array("session.intervals") { r throws(ViewDecodingError) in
+                SessionRecord.ClosedInterval(start: Timestamp(microseconds: try r.i64("interval.start")),
+                                             end: Timestamp(microseconds: try r.i64("interval.end")),
+                                             timeZone: try zone(&r, "interval.timeZone"))
+            }
+            var runningZone: ZoneID?
+            let runningSince = try r.optional("session.runningSince") { r throws(ViewDecodingError) in
+                let since = Timestamp(microseconds: try r.i64("session.runningSince"))
+                runningZone = try zone(&r, "session.runningZone")
+                return since
+            }
+            return SessionRecord(
+                session: session, startedAt: startedAt, timeZone: sessionZone, intervals: intervals,
+                runningSince: runningSince, runningZone: runningZone,
                 isFinished: try r.bool("session.isFinished"),
                 reportedSeconds: try r.optional("session.reportedSeconds") { r throws(ViewDecodingError) in try r.int("session.reportedSeconds") },
                 endPosition: try r.optional("session.endPosition") { r throws(ViewDecodingError) in try r.int("session.endPosition") })
@@ -112,14 +139,14 @@ public enum ViewRecordCodec {
     public static func encode(_ t: DayTotal) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.int(t.pages); w.int(t.seconds); return w.bytes }
     /// Decodes a day total.
     public static func decodeDayTotal(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> DayTotal {
-        var r = ByteReader(Array(bytes), record: "DayTotal"); try r.expectFormat(format)
+        var r = ByteReader(Array(bytes), record: "DayTotal"); _ = try r.expectFormat()
         let t = DayTotal(pages: try r.int("pages"), seconds: try r.int("seconds")); try r.expectEnd(); return t
     }
     /// Encodes a month total.
     public static func encode(_ t: MonthTotal) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.int(t.pages); w.int(t.finishes); return w.bytes }
     /// Decodes a month total.
     public static func decodeMonthTotal(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> MonthTotal {
-        var r = ByteReader(Array(bytes), record: "MonthTotal"); try r.expectFormat(format)
+        var r = ByteReader(Array(bytes), record: "MonthTotal"); _ = try r.expectFormat()
         let t = MonthTotal(pages: try r.int("pages"), finishes: try r.int("finishes")); try r.expectEnd(); return t
     }
     /// Encodes bucket totals.
@@ -128,7 +155,7 @@ public enum ViewRecordCodec {
     }
     /// Decodes bucket totals.
     public static func decodeBucketTotals(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BucketTotals {
-        var r = ByteReader(Array(bytes), record: "BucketTotals"); try r.expectFormat(format)
+        var r = ByteReader(Array(bytes), record: "BucketTotals"); _ = try r.expectFormat()
         var t = BucketTotals()
         for i in 0..<4 { t.pages[i] = try r.int("pages") }
         for i in 0..<4 { t.seconds[i] = try r.int("seconds") }
@@ -138,7 +165,7 @@ public enum ViewRecordCodec {
     public static func encode(_ run: StreakRun) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.date(run.start); w.date(run.end); return w.bytes }
     /// Decodes a streak run.
     public static func decodeStreakRun(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> StreakRun {
-        var r = ByteReader(Array(bytes), record: "StreakRun"); try r.expectFormat(format)
+        var r = ByteReader(Array(bytes), record: "StreakRun"); _ = try r.expectFormat()
         let run = StreakRun(start: try r.date("start"), end: try r.date("end"))
         guard run.start <= run.end else { throw r.error("end", "a run ends before it starts") }
         try r.expectEnd(); return run
@@ -151,17 +178,21 @@ public enum ViewRecordCodec {
         w.optional(v.theme) { w, t in w.string(t.rawValue) }
         w.array(v.homeOrder) { w, b in w.bytes16(b.bytes) }
         w.int(v.unknownEvents); w.int(v.eventCount)
+        w.optional(v.latestMoment) { w, t in w.i64(t.microseconds) }
         return w.bytes
     }
     /// Decodes a reader record.
     public static func decodeReaderView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> ReaderView {
-        var r = ByteReader(Array(bytes), record: "ReaderView"); try r.expectFormat(format)
+        var r = ByteReader(Array(bytes), record: "ReaderView"); let version = try r.expectFormat()
         var v = ReaderView()
         v.nickname = try r.optional("nickname") { r throws(ViewDecodingError) in try r.string("nickname") }
         v.imageFileName = try r.optional("imageFileName") { r throws(ViewDecodingError) in try r.string("imageFileName") }
         v.theme = try r.optional("theme") { r throws(ViewDecodingError) in Theme(rawValue: try r.string("theme")) }
         v.homeOrder = try r.array("homeOrder") { r throws(ViewDecodingError) in BookID(bytes: try r.bytes16("homeOrder"))! }
         v.unknownEvents = try r.int("unknownEvents"); v.eventCount = try r.int("eventCount")
+        if version >= 2 {
+            v.latestMoment = try r.optional("latestMoment") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("latestMoment")) }
+        }
         try r.expectEnd(); return v
     }
 }
@@ -210,9 +241,14 @@ struct ByteReader {
         defer { offset += n }
         return bytes[offset..<offset + n]
     }
-    mutating func expectFormat(_ format: UInt8) throws(ViewDecodingError) {
+    /// Reads the format byte: one this build reads (``ViewRecordCodec/oldestReadableFormat`` ...
+    /// ``ViewRecordCodec/format``), returned so a decoder can follow the older layout.
+    mutating func expectFormat() throws(ViewDecodingError) -> UInt8 {
         let f = try u8("format")
-        guard f == format else { throw error("format", "record format \(f), this build reads \(format)") }
+        guard (ViewRecordCodec.oldestReadableFormat...ViewRecordCodec.format).contains(f) else {
+            throw error("format", "record format \(f), this build reads \(ViewRecordCodec.oldestReadableFormat) ... \(ViewRecordCodec.format)")
+        }
+        return f
     }
     func expectEnd() throws(ViewDecodingError) {
         guard offset == bytes.count else { throw error("end", "\(bytes.count - offset) trailing bytes") }

@@ -10,13 +10,14 @@ extension Replay {
             abstract: "Show the dashboard: home list, bookshelf, summary, streaks, page calendar, daily, time-of-day and monthly bars.",
             discussion: """
                 Without --reader, every reader of the store in turn. "Today" is --as-of in the reader's zone \
-                (the zone of their latest event unless --zone is given); without --as-of, the time of the \
-                reader's latest event, so the output of a store does not depend on the machine's clock.
+                (the zone of their latest event unless --zone is given); without --as-of, the reader's latest \
+                moment in the history (the latest occurredAt or recordedAt of their events, so a back-dated \
+                entry does not pull it back), or the machine's clock when that is sooner.
                 """)
 
         @OptionGroup var options: StoreOptions
         @Option(help: "Only this reader (UUID).") var reader: String?
-        @Option(help: "\"Today\" for the views: an ISO 8601 date or instant.") var asOf: String?
+        @Option(help: "\"Today\" for the views: an ISO 8601 date or instant (default: the reader's latest occurredAt or recordedAt, or the clock when sooner).") var asOf: String?
         @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's latest event).") var zone: String?
         @Option(help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --as-of).") var since: String?
         @Option(help: "Last day of the daily bars (default: --as-of).") var until: String?
@@ -51,7 +52,8 @@ extension Replay {
                     continue
                 }
                 let zone = try zone.map { try ZoneID($0) } ?? latest.timeZone
-                let asOf = try asOf.map { try parseInstant($0, zone: zone) } ?? latest.occurredAt
+                let asOf = try asOf.map { try parseInstant($0, zone: zone) }
+                    ?? store.withViews { try $0.defaultAsOf(reader: reader, now: Timestamp(Date())) } ?? latest.occurredAt
                 let clock = LocalClock(dayStartHour: store.dayStartHour)
                 let today = clock.localDay(of: asOf, in: zone)
                 let from = try since.map { clock.localDay(of: try parseInstant($0, zone: zone), in: zone) } ?? today.adding(days: -29)
@@ -131,7 +133,7 @@ struct Dashboard {
         out.append("")
         out.append("Bookshelf: \(finishedShelf.items.count) finished, \(likedShelf.items.count) liked · stack \(String(format: "%.1f", finishedShelf.stackHeightMillimetres / 10)) cm")
         for item in finishedShelf.items.prefix(8) {
-            let goal = item.goalMet.map { $0 ? "goal met" : "goal missed" } ?? "no goal"
+            let goal = item.goalStatus == .abandoned ? "goal abandoned" : item.goalMet.map { $0 ? "goal met" : "goal missed" } ?? "no goal"
             let stars = item.rating.map { "★ \($0.stars)" } ?? "unrated"
             let times = item.finishes.count > 1 ? " ×\(item.finishes.count)" : ""
             out.append("  \(item.finishes.last!) \(item.metadata.title)\(times) · \(goal) · \(stars)\(item.liked ? " · ♥" : "")")
@@ -196,9 +198,12 @@ struct Dashboard {
             "bookshelf": [
                 "finished": finishedShelf.items.map { item -> [String: Any] in
                     ["book": item.book.description, "title": item.metadata.title, "finishes": item.finishes.map(\.description),
-                     "goalMet": item.goalMet ?? NSNull(), "rating": item.rating?.stars ?? NSNull(), "liked": item.liked]
+                     "goalMet": item.goalMet ?? NSNull(), "goalStatus": item.goalStatus?.rawValue ?? NSNull(),
+                     "rating": item.rating?.stars ?? NSNull(), "liked": item.liked]
                 },
-                "liked": likedShelf.items.map { ["book": $0.book.description, "title": $0.metadata.title] },
+                "liked": likedShelf.items.map { item -> [String: Any] in
+                    ["book": item.book.description, "title": item.metadata.title, "goalStatus": item.goalStatus?.rawValue ?? NSNull()]
+                },
                 "stackHeightMillimetres": finishedShelf.stackHeightMillimetres,
             ],
             "summary": ["reading": summary.reading, "finished": summary.finished, "wantToRead": summary.wantToRead,
