@@ -123,6 +123,10 @@ extension Replay {
             let store = try options.openExisting()
             let url = URL(fileURLWithPath: destination)
             let fm = FileManager.default
+            var isDirectory: ObjCBool = false
+            if fm.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw ReplayError("backup destination \(url.path) is a file, not a directory; name a new or empty directory")
+            }
             if fm.fileExists(atPath: url.path) {
                 guard (try fm.contentsOfDirectory(atPath: url.path)).isEmpty else {
                     throw ReplayError("backup destination \(url.path) is not empty")
