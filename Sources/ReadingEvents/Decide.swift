@@ -127,15 +127,13 @@ extension BookCommand {
             guard !state.usedIDs.contains(BookState.UUIDKey(id)) else {
                 throw ValidationError(field: "sentence", rule: .duplicateID, detail: "sentence \(id) exists already")
             }
-            try ValueRules.text(text, field: "text", limit: Limits.sentenceLength)
-            try ValueRules.page(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.sentenceLength, page: page, pageCount: pageCount)
             return [.sentenceCollected(SentenceCollected(sentence: id, book: book, text: text, page: page))]
         case .editSentence(let id, let text, let page):
             guard state.sentences.contains(id) else {
                 throw ValidationError(field: "sentence", rule: .notFound, detail: "sentence \(id) does not exist")
             }
-            try ValueRules.text(text, field: "text", limit: Limits.sentenceLength)
-            try ValueRules.page(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.sentenceLength, page: page, pageCount: pageCount)
             return [.sentenceEdited(SentenceEdited(sentence: id, book: book, text: text, page: page))]
         case .removeSentence(let id):
             guard state.sentences.contains(id) else {
@@ -146,15 +144,13 @@ extension BookCommand {
             guard !state.usedIDs.contains(BookState.UUIDKey(id)) else {
                 throw ValidationError(field: "memo", rule: .duplicateID, detail: "memo \(id) exists already")
             }
-            try ValueRules.text(text, field: "text", limit: Limits.memoLength)
-            try ValueRules.page(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.memoLength, page: page, pageCount: pageCount)
             return [.memoWritten(MemoWritten(memo: id, book: book, text: text, page: page))]
         case .editMemo(let id, let text, let page):
             guard state.memos.contains(id) else {
                 throw ValidationError(field: "memo", rule: .notFound, detail: "memo \(id) does not exist")
             }
-            try ValueRules.text(text, field: "text", limit: Limits.memoLength)
-            try ValueRules.page(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.memoLength, page: page, pageCount: pageCount)
             return [.memoEdited(MemoEdited(memo: id, book: book, text: text, page: page))]
         case .removeMemo(let id):
             guard state.memos.contains(id) else {

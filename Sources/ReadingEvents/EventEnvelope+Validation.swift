@@ -81,17 +81,13 @@ extension ReadingEvent {
             try ValueRules.duration(e.durationSeconds)
             if let end = e.endPosition { try ValueRules.position(end, field: "endPosition", pageCount: pageCount) }
         case .sentenceCollected(let e):
-            try ValueRules.text(e.text, field: "text", limit: Limits.sentenceLength)
-            try ValueRules.page(e.page, pageCount: pageCount)
+            try ValueRules.passage(e.text, limit: Limits.sentenceLength, page: e.page, pageCount: pageCount)
         case .sentenceEdited(let e):
-            try ValueRules.text(e.text, field: "text", limit: Limits.sentenceLength)
-            try ValueRules.page(e.page, pageCount: pageCount)
+            try ValueRules.passage(e.text, limit: Limits.sentenceLength, page: e.page, pageCount: pageCount)
         case .memoWritten(let e):
-            try ValueRules.text(e.text, field: "text", limit: Limits.memoLength)
-            try ValueRules.page(e.page, pageCount: pageCount)
+            try ValueRules.passage(e.text, limit: Limits.memoLength, page: e.page, pageCount: pageCount)
         case .memoEdited(let e):
-            try ValueRules.text(e.text, field: "text", limit: Limits.memoLength)
-            try ValueRules.page(e.page, pageCount: pageCount)
+            try ValueRules.passage(e.text, limit: Limits.memoLength, page: e.page, pageCount: pageCount)
         case .homeOrderSet(let e):
             try ValueRules.distinctBooks(e.books)
         case .profileUpdated(let e):

@@ -31,6 +31,12 @@ enum ValueRules {
         try length(text, field: field, limit: limit)
     }
 
+    /// A sentence's or memo's text (not empty, at most `limit` characters) and optional page.
+    static func passage(_ text: String, limit: Int, page: Int?, pageCount: Int?) throws(ValidationError) {
+        try self.text(text, field: "text", limit: limit)
+        try self.page(page, pageCount: pageCount)
+    }
+
     /// An optional text of at most `limit` characters (extended grapheme clusters, as everywhere).
     static func length(_ text: String?, field: String, limit: Int) throws(ValidationError) {
         // A character has at least one UTF-8 byte: a short text needs no grapheme count.
