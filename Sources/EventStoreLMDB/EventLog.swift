@@ -137,7 +137,7 @@ public final class EventLog: Sendable {
         var isDirectory: ObjCBool = false
         if fileManager.fileExists(atPath: target.path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
-                throw EventStoreError.invalidArgument(field: "backup destination", detail: "\(target.path) is a file; name a new or empty directory")
+                throw EventStoreError.invalidArgument(field: "backup destination", detail: "\(target.path) is a file, not a directory; name a new or empty directory")
             }
             guard try fileManager.contentsOfDirectory(atPath: target.path).isEmpty else {
                 throw EventStoreError.invalidArgument(field: "backup destination", detail: "\(target.path) is not empty; name a new or empty directory")

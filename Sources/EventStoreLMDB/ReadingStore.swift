@@ -229,6 +229,11 @@ public final class ReadingStore: Sendable {
     /// them, all in one write transaction. Envelopes are appended in order, each to its own
     /// stream with no version check (the history already happened); their positions are assigned
     /// anew. Returns how many were new.
+    ///
+    /// Every envelope is first checked with ``RecordedBatch/check(_:stored:storedPageCount:)``: the
+    /// rules of ``EventEnvelope/validate(pageCount:)`` (page counts from earlier envelopes of the
+    /// book, else the store's views), and an event ID already stored or repeated in the batch must
+    /// carry the same fact. Throws ``RecordedEventRejection`` naming the envelope; nothing is written.
     @discardableResult
     public func appendRecorded(_ envelopes: [EventEnvelope]) throws -> Int {
         let parts = envelopes.map { envelope in
@@ -237,6 +242,7 @@ public final class ReadingStore: Sendable {
         }
         let written = try log.environment.write { txn -> Int in
             try catchUpAll(txn)
+            try checkRecorded(envelopes, txn)
             let result = try log.append(parts, in: txn)
             // Fold the new envelopes in hand, with the positions the log gave them.
             var appended: [EventEnvelope] = []

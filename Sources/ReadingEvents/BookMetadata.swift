@@ -54,8 +54,9 @@ public struct BookMetadata: Hashable, Sendable, Codable {
         return levels.count >= 2 ? levels[1] : (levels.first ?? "")
     }
 
-    /// Checks the rules: a non-empty title of at most ``maxTitleLength`` characters; a page count in
-    /// 1 ... ``maxPageCount``; a thickness in (0, 1000] mm. Throws ``ValidationError`` naming the field.
+    /// Checks the rules: a non-empty title of at most ``maxTitleLength`` characters; the other texts
+    /// within their ``Limits``; a page count in 1 ... ``maxPageCount``; a thickness in (0, 1000] mm.
+    /// Throws ``ValidationError`` naming the field.
     public func validated() throws(ValidationError) -> BookMetadata {
         let trimmed = title.trimmingWhitespace()
         guard !trimmed.isEmpty else {
@@ -65,6 +66,12 @@ public struct BookMetadata: Hashable, Sendable, Codable {
             throw ValidationError(field: "metadata.title", rule: .tooLong,
                                   detail: "the title has \(title.count) characters, at most \(Self.maxTitleLength) are allowed")
         }
+        try ValueRules.length(subtitle, field: "metadata.subtitle", limit: Limits.subtitleLength)
+        try ValueRules.length(authors, field: "metadata.authors", limit: Limits.authorsLength)
+        try ValueRules.length(publisher, field: "metadata.publisher", limit: Limits.publisherLength)
+        try ValueRules.length(categoryPath, field: "metadata.categoryPath", limit: Limits.categoryPathLength)
+        try ValueRules.length(coverURL, field: "metadata.coverURL", limit: Limits.urlLength)
+        try ValueRules.length(productLink, field: "metadata.productLink", limit: Limits.urlLength)
         if let pages = pageCount, !(1...Self.maxPageCount).contains(pages) {
             throw ValidationError(field: "metadata.pageCount", rule: .outOfRange,
                                   detail: "\(pages) pages is outside 1 ... \(Self.maxPageCount)")

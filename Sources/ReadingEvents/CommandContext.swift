@@ -40,12 +40,13 @@ public struct CommandContext: Hashable, Sendable {
         return EventID(bytes: bytes)!
     }
 
-    /// Wraps decided events in envelopes, checking the time zone (`unknownTimeZone`) and that
-    /// both instants lie in 1900 ..< 2200 (`outOfRange`, fields `occurredAt` and `recordedAt`).
+    /// Wraps decided events in envelopes, checking the time zone (`unknownTimeZone`), that
+    /// both instants lie in 1900 ..< 2200 (`outOfRange`, fields `occurredAt` and `recordedAt`), and
+    /// that `occurredAt` is not after `recordedAt` (`inconsistent`).
     public func envelopes(for events: [ReadingEvent]) throws(ValidationError) -> [EventEnvelope] {
         let zone = try ZoneID(timeZone, field: "timeZone")
-        let occurred = try occurredAt.validated(field: "occurredAt")
-        let recorded = try recordedAt.validated(field: "recordedAt")
+        try ValueRules.instants(occurredAt: occurredAt, recordedAt: recordedAt)
+        let occurred = occurredAt, recorded = recordedAt
         return events.enumerated().map { index, event in
             EventEnvelope(eventID: eventID(at: index), reader: reader, occurredAt: occurred, timeZone: zone,
                           recordedAt: recorded, event: event, correlationID: correlationID, causationID: causationID)

@@ -13,10 +13,7 @@ extension BookCommand {
             guard !state.isInLibrary else {
                 throw ValidationError(field: "book", rule: .bookAlreadyAdded, detail: "book \(book) is already in the library")
             }
-            guard status != .finished else {
-                throw ValidationError(field: "status", rule: .malformed,
-                                      detail: "a book is added as wantToRead, reading or didNotFinish; finish it with finishBook")
-            }
+            try ValueRules.addedStatus(status)
             return [.bookAdded(BookAdded(book: book, metadata: try metadata.validated(), status: status))]
         }
         guard state.isInLibrary else {
@@ -40,9 +37,7 @@ extension BookCommand {
         case .removeBook:
             return [.bookRemoved(BookRemoved(book: book))]
         case .setStatus(let status):
-            guard status != .finished else {
-                throw ValidationError(field: "status", rule: .malformed, detail: "finish a book with finishBook, which records its date")
-            }
+            try ValueRules.changedStatus(status)
             guard !state.isFinished else {
                 throw ValidationError(field: "status", rule: .bookFinished,
                                       detail: "book \(book) is finished; undo the finish or start a read-through first")
@@ -55,18 +50,15 @@ extension BookCommand {
             guard !state.isFinished else {
                 throw ValidationError(field: "goal", rule: .bookFinished, detail: "book \(book) is finished; start a read-through to set a new goal")
             }
-            guard target >= start else {
-                throw ValidationError(field: "targetDate", rule: .targetBeforeStart, detail: "target date \(target) is before the start date \(start)")
-            }
+            try ValueRules.goalDates(start: start, target: target)
+            try ValueRules.theme(theme)
             return [.goalSet(GoalSet(book: book, startDate: start, targetDate: target, theme: theme))]
         case .changeGoal(let target, let theme):
             guard let goal = state.goal else {
                 throw ValidationError(field: "goal", rule: .noActiveGoal, detail: "book \(book) has no active goal")
             }
-            guard target >= goal.startDate else {
-                throw ValidationError(field: "targetDate", rule: .targetBeforeStart,
-                                      detail: "target date \(target) is before the start date \(goal.startDate)")
-            }
+            try ValueRules.goalDates(start: goal.startDate, target: target)
+            try ValueRules.theme(theme)
             return [.goalChanged(GoalChanged(book: book, targetDate: target, theme: theme))]
         case .deleteGoal:
             guard state.goal != nil else {
@@ -75,12 +67,12 @@ extension BookCommand {
             return [.goalDeleted(GoalDeleted(book: book))]
         case .recordPages(let position):
             try Self.checkNotFinished(state, book)
-            try Self.checkPosition(position, field: "position", pageCount: pageCount)
+            try ValueRules.position(position, field: "position", pageCount: pageCount)
             try Self.checkFits(position, field: "position", at: occurredAt, in: state)
             guard position > state.timeline.position(before: occurredAt) else { return [] }
             return [.pagesRead(PagesRead(book: book, position: position))]
         case .correctProgress(let position):
-            try Self.checkPosition(position, field: "position", pageCount: pageCount)
+            try ValueRules.position(position, field: "position", pageCount: pageCount)
             let current = state.timeline.position(before: occurredAt)
             guard position < current else {
                 throw ValidationError(field: "position", rule: .notBackward,
@@ -112,12 +104,9 @@ extension BookCommand {
             return [.sessionResumed(SessionResumed(session: session, book: book))]
         case .finishSession(let session, let endPosition, let duration):
             _ = try Self.openSession(session, in: state)
-            guard (0...Limits.sessionSeconds).contains(duration) else {
-                throw ValidationError(field: "durationSeconds", rule: .outOfRange,
-                                      detail: "\(duration) seconds is outside 0 ... \(Limits.sessionSeconds)")
-            }
+            try ValueRules.duration(duration)
             if let end = endPosition {
-                try Self.checkPosition(end, field: "endPosition", pageCount: pageCount)
+                try ValueRules.position(end, field: "endPosition", pageCount: pageCount)
                 try Self.checkFits(end, field: "endPosition", at: occurredAt, in: state)
             }
             return [.sessionFinished(SessionFinished(session: session, book: book, endPosition: endPosition, durationSeconds: duration))]
@@ -138,15 +127,13 @@ extension BookCommand {
             guard !state.usedIDs.contains(BookState.UUIDKey(id)) else {
                 throw ValidationError(field: "sentence", rule: .duplicateID, detail: "sentence \(id) exists already")
             }
-            try Self.checkText(text, field: "text", limit: Limits.sentenceLength)
-            try Self.checkPage(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.sentenceLength, page: page, pageCount: pageCount)
             return [.sentenceCollected(SentenceCollected(sentence: id, book: book, text: text, page: page))]
         case .editSentence(let id, let text, let page):
             guard state.sentences.contains(id) else {
                 throw ValidationError(field: "sentence", rule: .notFound, detail: "sentence \(id) does not exist")
             }
-            try Self.checkText(text, field: "text", limit: Limits.sentenceLength)
-            try Self.checkPage(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.sentenceLength, page: page, pageCount: pageCount)
             return [.sentenceEdited(SentenceEdited(sentence: id, book: book, text: text, page: page))]
         case .removeSentence(let id):
             guard state.sentences.contains(id) else {
@@ -157,15 +144,13 @@ extension BookCommand {
             guard !state.usedIDs.contains(BookState.UUIDKey(id)) else {
                 throw ValidationError(field: "memo", rule: .duplicateID, detail: "memo \(id) exists already")
             }
-            try Self.checkText(text, field: "text", limit: Limits.memoLength)
-            try Self.checkPage(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.memoLength, page: page, pageCount: pageCount)
             return [.memoWritten(MemoWritten(memo: id, book: book, text: text, page: page))]
         case .editMemo(let id, let text, let page):
             guard state.memos.contains(id) else {
                 throw ValidationError(field: "memo", rule: .notFound, detail: "memo \(id) does not exist")
             }
-            try Self.checkText(text, field: "text", limit: Limits.memoLength)
-            try Self.checkPage(page, pageCount: pageCount)
+            try ValueRules.passage(text, limit: Limits.memoLength, page: page, pageCount: pageCount)
             return [.memoEdited(MemoEdited(memo: id, book: book, text: text, page: page))]
         case .removeMemo(let id):
             guard state.memos.contains(id) else {
@@ -205,36 +190,6 @@ extension BookCommand {
         }
     }
 
-    private static func checkPosition(_ position: Int, field: String, pageCount: Int?) throws(ValidationError) {
-        guard position >= 0 else {
-            throw ValidationError(field: field, rule: .outOfRange, detail: "\(field) \(position) is below 0")
-        }
-        let upper = pageCount ?? BookMetadata.maxPageCount
-        guard position <= upper else {
-            throw ValidationError(field: field, rule: .outOfRange,
-                                  detail: "\(field) \(position) is above the page count \(upper)")
-        }
-    }
-
-    private static func checkPage(_ page: Int?, pageCount: Int?) throws(ValidationError) {
-        guard let page else { return }
-        let upper = pageCount ?? BookMetadata.maxPageCount
-        guard (1...upper).contains(page) else {
-            throw ValidationError(field: "page", rule: .outOfRange, detail: "page \(page) is outside 1 ... \(upper)")
-        }
-    }
-
-    static func checkText(_ text: String, field: String, limit: Int) throws(ValidationError) {
-        guard !text.trimmingWhitespace().isEmpty else {
-            throw ValidationError(field: field, rule: .empty, detail: "the \(field) is empty")
-        }
-        // Count scalars first: cheap, and bounds the grapheme count from above.
-        if text.unicodeScalars.count > limit, text.count > limit {
-            throw ValidationError(field: field, rule: .tooLong,
-                                  detail: "the \(field) has \(text.count) characters, at most \(limit) are allowed")
-        }
-    }
-
     private static func openSession(_ session: SessionID, in state: BookState) throws(ValidationError) -> BookState.SessionPhase {
         guard let phase = state.openSessions[session] else {
             throw ValidationError(field: "session", rule: .sessionNotStarted,
@@ -249,13 +204,12 @@ extension ReaderCommand {
     public func decide(in state: ReaderState) throws(ValidationError) -> [ReadingEvent] {
         switch self {
         case .setHomeOrder(let books):
-            var seen = Set<BookID>()
-            for book in books where !seen.insert(book).inserted {
-                throw ValidationError(field: "books", rule: .duplicateElement, detail: "book \(book) appears twice in the order")
-            }
+            try ValueRules.distinctBooks(books)
             return books == state.homeOrder ? [] : [.homeOrderSet(HomeOrderSet(books: books))]
         case .updateProfile(let nickname, let image, let theme):
-            try BookCommand.checkText(nickname, field: "nickname", limit: Limits.nicknameLength)
+            try ValueRules.text(nickname, field: "nickname", limit: Limits.nicknameLength)
+            try ValueRules.length(image, field: "imageFileName", limit: Limits.imageFileNameLength)
+            try ValueRules.theme(theme)
             return [.profileUpdated(ProfileUpdated(nickname: nickname, imageFileName: image, theme: theme))]
         }
     }

@@ -362,7 +362,9 @@ public struct UnknownEvent: Hashable, Sendable {
     }
 }
 
-/// Text length limits, in characters (extended grapheme clusters).
+/// Text length limits, in characters (extended grapheme clusters), and the longest timed session.
+/// Commands, both decoders and ``EventEnvelope/validate(pageCount:)`` apply the same limits; a
+/// text over its limit is a ``ValidationError`` with rule `tooLong` naming the field and the limit.
 public enum Limits {
     /// The longest collected sentence: 2,000 characters.
     public static let sentenceLength = 2_000
@@ -372,4 +374,20 @@ public enum Limits {
     public static let nicknameLength = 40
     /// The longest timed session: 24 hours.
     public static let sessionSeconds = 86_400
+    /// The longest subtitle: 500 characters (titles: ``BookMetadata/maxTitleLength``).
+    public static let subtitleLength = 500
+    /// The longest author line, roles included: 1,000 characters.
+    public static let authorsLength = 1_000
+    /// The longest publisher name: 300 characters.
+    public static let publisherLength = 300
+    /// The longest category path: 500 characters.
+    public static let categoryPathLength = 500
+    /// The longest cover or product URL: 2,048 characters.
+    public static let urlLength = 2_048
+    /// The longest theme name: 64 characters.
+    public static let themeLength = 64
+    /// The longest profile image file name: 255 characters.
+    public static let imageFileNameLength = 255
+    /// The longest event type tag: 100 ASCII letters, digits, `.`, `_` or `-`, starting with a letter.
+    public static let typeTagLength = 100
 }

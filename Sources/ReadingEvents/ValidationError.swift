@@ -44,6 +44,10 @@ public enum ValidationRule: String, Sendable, Hashable, CaseIterable, Codable {
     case notBackward
     /// A list that contains the same element twice.
     case duplicateElement
+    /// Fields of one event that contradict each other: an event filed under a stream it does not
+    /// belong to (a book event under the reader's stream, another book's or reader's stream), or an
+    /// action recorded before it happened (`occurredAt` after `recordedAt`).
+    case inconsistent
 }
 
 /// A rejected command or value: names the field and the rule, with a sentence for people.

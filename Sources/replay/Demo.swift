@@ -14,18 +14,29 @@ extension Replay {
                 """)
 
         @OptionGroup var options: StoreOptions
-        @Option(help: "Number of readers.") var readers: Int = 4
-        @Option(help: "Days of history per reader.") var days: Int = 120
-        @Option(help: "Write at least this many events, adding readers in batches of 50 (overrides --readers; e.g. 1000000 for benchmarks).") var events: Int?
-        @Option(help: "The seed of the generator.") var seed: UInt64 = 20_261_121
-        @Option(help: "Events appended per write transaction.") var chunk: Int = 5_000
+        // `.unconditional`: a negative number ("-5") is read as the value and refused by the rule
+        // below, instead of being taken for an option ("Missing value").
+        @Option(parsing: .unconditional, help: "Number of readers (at least 1).") var readers: Int = 4
+        @Option(parsing: .unconditional, help: "Days of history per reader (1 ... 3650).") var days: Int = 120
+        @Option(parsing: .unconditional, help: "Write at least this many events, adding readers in batches of 50 (overrides --readers; e.g. 1000000 for benchmarks).") var events: Int?
+        @Option(parsing: .unconditional, help: "The seed of the generator (a whole number 0 ... 18446744073709551615).",
+                transform: Self.seed) var seed: UInt64 = 20_261_121
+        @Option(parsing: .unconditional, help: "Events appended per write transaction (at least 1).") var chunk: Int = 5_000
+
+        /// Parses --seed, naming the rule when the text is not a seed.
+        static func seed(_ text: String) throws -> UInt64 {
+            guard let value = UInt64(text) else {
+                throw ValidationError("--seed must be a whole number 0 ... \(UInt64.max), not \"\(text)\"")
+            }
+            return value
+        }
         @Flag(help: "Do not show the dashboard afterwards.") var quiet = false
 
         func validate() throws {
-            guard readers >= 1 else { throw ValidationError("--readers must be at least 1") }
-            guard (1...3650).contains(days) else { throw ValidationError("--days must be in 1 ... 3650") }
-            if let events { guard events >= 1 else { throw ValidationError("--events must be at least 1") } }
-            guard chunk >= 1 else { throw ValidationError("--chunk must be at least 1") }
+            guard readers >= 1 else { throw ValidationError("--readers must be at least 1, not \(readers)") }
+            guard (1...3650).contains(days) else { throw ValidationError("--days must be in 1 ... 3650, not \(days)") }
+            if let events { guard events >= 1 else { throw ValidationError("--events must be at least 1, not \(events)") } }
+            guard chunk >= 1 else { throw ValidationError("--chunk must be at least 1, not \(chunk)") }
         }
 
         func run() throws {

@@ -40,11 +40,7 @@ extension Replay {
                 if let type, e.type.tag != type { return }
                 if json { print(JSONEventCodec.encodeLine(e)); return }
                 let local = localTimeText(e.occurredAt, e.timeZone)
-                let fields = String(decoding: JSONEventCodec.encode(e), as: UTF8.self)
-                let data = (try? JSONSerialization.jsonObject(with: Data(fields.utf8)) as? [String: Any])?["data"]
-                let dataText = data.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .withoutEscapingSlashes]) }
-                    .map { String(decoding: $0, as: UTF8.self) } ?? "null"
-                print("\(e.position)\t\(local) \(e.timeZone)\t\(e.reader)\t\(e.type)\t\(dataText)")
+                print("\(e.position)\t\(local) \(printable(e.timeZone.identifier))\t\(e.reader)\t\(printable(e.type.description))\t\(printable(auditFields(e)))")
             }
             if let reader = reader.flatMap(ReaderID.init(uuidString:)) {
                 for e in try store.auditTrail(reader: reader, book: book.flatMap(BookID.init(uuidString:))) { emit(e) }
@@ -97,8 +93,9 @@ extension Replay {
         static let configuration = CommandConfiguration(
             abstract: "Import a JSON Lines file (the export format), all or nothing; events already stored are skipped.",
             discussion: """
-                Every line is decoded and checked first; a malformed line stops the import with its line number \
-                and nothing of the file is imported. Event IDs already in the store are skipped, so importing \
+                Every line is decoded and checked first (the rules commands apply that do not depend on history, \
+                page counts, and conflicts: an event ID repeated with different content); a refused line stops the \
+                import with its line number and nothing of the file is imported. Event IDs already in the store are skipped, so importing \
                 the same file twice adds nothing. Imported events get new positions in this store, in file order.
                 """)
 
@@ -112,21 +109,53 @@ extension Replay {
                 data = contents
             }
             var envelopes: [EventEnvelope] = []
+            var lineNumbers: [Int] = []
             var lineNumber = 0
             for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
                 lineNumber += 1
                 if line.isEmpty || line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
                 do {
                     envelopes.append(try JSONEventCodec.decode(line))
+                    lineNumbers.append(lineNumber)
                 } catch {
                     throw ReplayError("\(file) line \(lineNumber): \(error); nothing was imported")
                 }
             }
+            func refusal(_ rejection: RecordedEventRejection) -> ReplayError {
+                let reason: String
+                switch rejection.reason {
+                case .invalid(let error): reason = error.description
+                case .conflictsWithBatch(let index):
+                    reason = "conflict: the same event ID is on line \(lineNumbers[index]) with different content"
+                case .conflictsWithStored:
+                    reason = rejection.reasonText
+                }
+                return ReplayError("\(file) line \(lineNumbers[rejection.index]): event \(rejection.eventID): \(reason); nothing was imported")
+            }
+            // The rules that need no store first, so a refused file never creates one.
+            do { try RecordedBatch.check(envelopes) } catch let rejection as RecordedEventRejection { throw refusal(rejection) }
             let store = try ReadingStore.open(at: options.url)
-            let added = try store.appendRecorded(envelopes)
+            let added: Int
+            do { added = try store.appendRecorded(envelopes) } catch let rejection as RecordedEventRejection { throw refusal(rejection) }
             print("imported \(added) new events of \(envelopes.count) from \(file) (\(envelopes.count - added) already stored)")
         }
     }
+}
+
+/// The payload of an event for the audit listing, as one JSON object: the export's `data`, or for
+/// an event this build does not know, its size and stored bytes (`{"rawPayload":"<base64>","bytes":N}`).
+func auditFields(_ e: EventEnvelope) -> String {
+    if case .unknown(let unknown) = e.event {
+        return "{\"bytes\":\(unknown.payload.count),\"rawPayload\":\"\(Data(unknown.payload).base64EncodedString())\"}"
+    }
+    let line = JSONEventCodec.encode(e)
+    // Re-encode only the `data` object of the export line; a known event always has one.
+    guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+          let data = object["data"], JSONSerialization.isValidJSONObject(data),
+          let bytes = try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+        return "null"
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// The local wall-clock time of an instant in its zone with its offset ("2026-03-01T21:30:00+09:00"),

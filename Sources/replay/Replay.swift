@@ -51,10 +51,11 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
-/// A failure with one clear line for stderr (exit status 1).
+/// A failure with one clear line for stderr (exit status 1); text from the store or a file in it is
+/// shown with control characters escaped (see ``printable(_:)``).
 struct ReplayError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    init(_ description: String) { self.description = printable(description) }
 }
 
 /// Parses an ISO 8601 date (`2026-03-01`, start of that day in `zone`) or instant.

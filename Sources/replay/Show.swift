@@ -12,15 +12,18 @@ extension Replay {
                 Without --reader, every reader of the store in turn. "Today" is --as-of in the reader's zone \
                 (the zone of their latest event unless --zone is given); without --as-of, the reader's latest \
                 moment in the history (the latest occurredAt or recordedAt of their events, so a back-dated \
-                entry does not pull it back), or the machine's clock when that is sooner.
+                entry does not pull it back), or the machine's clock when that is sooner. \
+                With --since or --until, the daily bars are clamped to the reader's history: from the first \
+                day with reading (or the day of the latest event, if earlier) to the last such day, so any \
+                range costs no more than the history holds. Text output shows control characters escaped.
                 """)
 
         @OptionGroup var options: StoreOptions
         @Option(help: "Only this reader (UUID).") var reader: String?
         @Option(help: "\"Today\" for the views: an ISO 8601 date or instant (default: the reader's latest occurredAt or recordedAt, or the clock when sooner).") var asOf: String?
         @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's latest event).") var zone: String?
-        @Option(help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --as-of).") var since: String?
-        @Option(help: "Last day of the daily bars (default: --as-of).") var until: String?
+        @Option(help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --as-of; no earlier than the reader's history).") var since: String?
+        @Option(help: "Last day of the daily bars (default: --as-of; with --since or --until, no later than the reader's history).") var until: String?
         @Flag(help: "Print the same data as JSON.") var json = false
 
         /// A store already opened by `demo`.
@@ -45,7 +48,9 @@ extension Replay {
         func run() throws {
             let store = try self.store ?? options.openExisting()
             let readers = try reader.map { [ReaderID(uuidString: $0)!] } ?? store.readers()
-            var documents: [[String: Any]] = []
+            let out = OutputBuffer()
+            if json { out.write("[") }
+            var first = true
             for reader in readers {
                 guard let latest = try store.latestEvent(of: reader) else {
                     if self.reader != nil { throw ReplayError("reader \(reader) has no events in \(options.url.path)") }
@@ -59,12 +64,22 @@ extension Replay {
                 let from = try since.map { clock.localDay(of: try parseInstant($0, zone: zone), in: zone) } ?? today.adding(days: -29)
                 let to = try until.map { clock.localDay(of: try parseInstant($0, zone: zone, endOfDay: true), in: zone) } ?? today
                 guard from <= to else { throw ReplayError("--since is after --until") }
-                let dashboard = try store.withViews { views in
-                    try Dashboard(reader: reader, views: views, asOf: asOf, zone: zone, today: today, range: from...to, clock: clock)
+                let latestDay = clock.localDay(of: latest.occurredAt, in: latest.timeZone)
+                let clamped = since != nil || until != nil
+                try store.withViews { views in
+                    let dashboard = try Dashboard(reader: reader, views: views, asOf: asOf, zone: zone, today: today, clock: clock)
+                    let daily = try DailyBars(reader: reader, views: views, requested: from...to, clampedTo: clamped ? latestDay : nil)
+                    if json {
+                        if !first { out.write(",") }
+                        try dashboard.writeJSON(daily: daily, to: out)
+                    } else {
+                        dashboard.writeText(daily: daily, to: out)
+                    }
                 }
-                if json { documents.append(dashboard.json) } else { print(dashboard.text) }
+                first = false
             }
-            if json { try printJSON(documents) }
+            if json { out.write("]\n") }
+            out.flush()
         }
     }
 }
@@ -81,13 +96,12 @@ struct Dashboard {
     let summary: SummaryCounts
     let streaks: Streaks
     let calendar: [(day: LocalDate, total: DayTotal)]
-    let daily: [(day: LocalDate, total: DayTotal)]
     let buckets: BucketTotals
     let monthly: [(month: YearMonth, total: MonthTotal)]
     let openSessions: [OpenSession]
 
     init(reader: ReaderID, views: any ViewStore, asOf: Timestamp, zone: ZoneID, today: LocalDate,
-         range: ClosedRange<LocalDate>, clock: LocalClock) throws {
+         clock: LocalClock) throws {
         self.reader = reader
         self.zone = zone
         self.today = today
@@ -101,7 +115,6 @@ struct Dashboard {
         let weekday = (today.dayNumber + 3) % 7   // 0 = Monday (1970-01-01 was a Thursday)
         let heatStart = today.adding(days: -weekday - 25 * 7)
         calendar = try views.dailyPages(reader: reader, in: heatStart...today)
-        daily = try views.dailyPages(reader: reader, in: range)
         buckets = try views.timeOfDay(reader: reader)
         let lastMonth = YearMonth(today)
         var firstMonth = lastMonth
@@ -110,24 +123,47 @@ struct Dashboard {
         openSessions = try views.openSessions(reader: reader)
     }
 
-    static func bar(_ value: Int, max: Int, width: Int = 30) -> String {
-        guard max > 0, value > 0 else { return "" }
-        return String(repeating: "█", count: Swift.max(1, value * width / max))
+    /// `value` of `max` as a number of cells out of `cells` (rounded down), for any values: no
+    /// overflow, never negative, never more than `cells`.
+    static func scaled(_ value: Int, max: Int, cells: Int) -> Int {
+        guard max > 0, value > 0 else { return 0 }
+        let (product, overflow) = value.multipliedReportingOverflow(by: cells)
+        let scaled = overflow ? Int(Double(value) / Double(max) * Double(cells)) : product / max
+        return Swift.min(cells, Swift.max(0, scaled))
     }
 
-    var text: String {
+    /// A bar of up to `width` cells; at least one cell for any positive value.
+    static func bar(_ value: Int, max: Int, width: Int = 30) -> String {
+        guard max > 0, value > 0 else { return "" }
+        return String(repeating: "█", count: Swift.max(1, scaled(value, max: max, cells: width)))
+    }
+
+    /// `value` right-aligned in at least `width` columns (wider numbers are never cut).
+    static func padded(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: " ", count: Swift.max(0, width - text.count)) + text
+    }
+
+    /// The text before the daily bars, the daily bars (streamed), and the text after them.
+    func writeText(daily: DailyBars, to output: OutputBuffer) {
+        output.write(textBeforeDaily)
+        daily.forEachLine(output.write)
+        output.write(textAfterDaily)
+    }
+
+    var textBeforeDaily: String {
         var out: [String] = []
-        out.append("━━ reader \(reader)\(nickname.map { " (\($0))" } ?? "") · \(zone) · today \(today)")
+        out.append("━━ reader \(reader)\(nickname.map { " (\(printable($0)))" } ?? "") · \(zone) · today \(today)")
         out.append("")
         out.append("Home (\(home.items.count) goals)")
         for group in home.byCategory {
-            out.append("  [\(group.category.isEmpty ? "uncategorised" : group.category)]")
+            out.append("  [\(group.category.isEmpty ? "uncategorised" : printable(group.category))]")
             for item in group.items {
                 let progress = item.progress.map { String(format: "%3.0f%%", $0 * 100) } ?? "  ?%"
                 let dday = item.daysLeft >= 0 ? "D-\(item.daysLeft)" : "D+\(-item.daysLeft)"
                 let needed = item.pagesPerDayNeeded.map { "\($0) p/day needed" } ?? "target passed"
                 let projected = item.projectedFinish.map { "finish ≈ \($0)" } ?? "no pace yet"
-                out.append("    \(item.metadata.title) — p.\(item.position)/\(item.metadata.pageCount.map(String.init) ?? "?") \(progress) · \(dday) (\(item.goal.targetDate)) · \(needed) · \(projected)")
+                out.append("    \(printable(item.metadata.title)) — p.\(item.position)/\(item.metadata.pageCount.map(String.init) ?? "?") \(progress) · \(dday) (\(item.goal.targetDate)) · \(needed) · \(projected)")
             }
         }
         out.append("")
@@ -136,13 +172,13 @@ struct Dashboard {
             let goal = item.goalStatus == .abandoned ? "goal abandoned" : item.goalMet.map { $0 ? "goal met" : "goal missed" } ?? "no goal"
             let stars = item.rating.map { "★ \($0.stars)" } ?? "unrated"
             let times = item.finishes.count > 1 ? " ×\(item.finishes.count)" : ""
-            out.append("  \(item.finishes.last!) \(item.metadata.title)\(times) · \(goal) · \(stars)\(item.liked ? " · ♥" : "")")
+            out.append("  \(item.finishes.last!) \(printable(item.metadata.title))\(times) · \(goal) · \(stars)\(item.liked ? " · ♥" : "")")
         }
         out.append("")
         out.append("Summary: \(summary.reading) reading · \(summary.finished) finished · \(summary.wantToRead) want to read · \(summary.didNotFinish) did not finish · \(summary.totalPages) pages · \(summary.totalSeconds / 3600) h \(summary.totalSeconds % 3600 / 60) min timed")
         out.append("Streaks: current \(streaks.currentLength) days\(streaks.current.map { " (since \($0.start))" } ?? "") · longest \(streaks.longestLength) days\(streaks.longest.map { " (\($0.start) – \($0.end))" } ?? "")")
         if !openSessions.isEmpty {
-            out.append("Open timers: " + openSessions.map { "\($0.title) since \($0.session.startedAt)" }.joined(separator: "; "))
+            out.append("Open timers: " + openSessions.map { "\(printable($0.title)) since \($0.session.startedAt)" }.joined(separator: "; "))
         }
         out.append("")
         out.append("Page calendar (26 weeks, Monday at the top; · none ░ ▒ ▓ █ by quartile)")
@@ -154,27 +190,44 @@ struct Dashboard {
                 let index = week * 7 + row
                 guard index < calendar.count else { line += " "; continue }
                 let pages = calendar[index].total.pages
-                line += pages == 0 ? "·" : shades[Swift.min(3, (pages * 4 - 1) / Swift.max(1, maxPages))]
+                line += pages == 0 ? "·" : shades[Swift.min(3, Self.scaled(pages, max: maxPages, cells: 4))]
             }
             out.append(line)
         }
         out.append("")
-        out.append("Daily pages \(daily.first!.day) … \(daily.last!.day)")
-        let maxDaily = daily.map(\.total.pages).max() ?? 0
-        for entry in daily { out.append("  \(entry.day) \(String(repeating: " ", count: 4 - String(entry.total.pages).count))\(entry.total.pages) \(Self.bar(entry.total.pages, max: maxDaily))") }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    var textAfterDaily: String {
+        var out: [String] = []
         out.append("")
         out.append("Time of day (pages · minutes)")
         let maxBucket = buckets.pages.max() ?? 0
         for bucket in TimeOfDay.allCases {
             let name = ["night     ", "morning   ", "afternoon ", "evening   "][bucket.rawValue]
-            out.append("  \(name)\(String(format: "%6d", buckets.pages[bucket.rawValue])) p \(String(format: "%5d", buckets.seconds[bucket.rawValue] / 60)) min \(Self.bar(buckets.pages[bucket.rawValue], max: maxBucket))")
+            out.append("  \(name)\(Self.padded(buckets.pages[bucket.rawValue], 6)) p \(Self.padded(buckets.seconds[bucket.rawValue] / 60, 5)) min \(Self.bar(buckets.pages[bucket.rawValue], max: maxBucket))")
         }
         out.append("")
         out.append("Monthly (pages · books finished)")
         let maxMonth = monthly.map(\.total.pages).max() ?? 0
-        for entry in monthly { out.append("  \(entry.month) \(String(format: "%6d", entry.total.pages)) p \(entry.total.finishes) ✓ \(Self.bar(entry.total.pages, max: maxMonth))") }
+        for entry in monthly { out.append("  \(entry.month) \(Self.padded(entry.total.pages, 6)) p \(entry.total.finishes) ✓ \(Self.bar(entry.total.pages, max: maxMonth))") }
         out.append("")
-        return out.joined(separator: "\n")
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The JSON document of this reader, its daily bars streamed into it.
+    func writeJSON(daily: DailyBars, to output: OutputBuffer) throws {
+        // Every key but "daily" in one object (sorted keys), then "daily" written day by day.
+        var head = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes])
+        head.removeLast()   // the closing brace
+        output.write(head)
+        output.write(",\"daily\":[")
+        var first = true
+        daily.forEach { day, total in
+            output.write((first ? "" : ",") + "{\"day\":\"\(day)\",\"pages\":\(total.pages),\"seconds\":\(total.seconds)}")
+            first = false
+        }
+        output.write("]}\n")
     }
 
     var json: [String: Any] {
@@ -211,12 +264,82 @@ struct Dashboard {
                         "totalSeconds": summary.totalSeconds],
             "streaks": ["current": run(streaks.current), "longest": run(streaks.longest)],
             "calendar": calendar.map(day),
-            "daily": daily.map(day),
             "timeOfDay": TimeOfDay.allCases.map { b -> [String: Any] in
                 ["bucket": ["night", "morning", "afternoon", "evening"][b.rawValue], "pages": buckets.pages[b.rawValue], "seconds": buckets.seconds[b.rawValue]]
             },
             "monthly": monthly.map { ["month": $0.month.description, "pages": $0.total.pages, "finishes": $0.total.finishes] },
             "openSessions": openSessions.map { ["book": $0.book.description, "title": $0.title, "startedAt": $0.session.startedAt.description] },
         ]
+    }
+}
+
+/// The daily bars of one reader: every day of a range, streamed (the stored totals are sparse).
+struct DailyBars {
+    /// The days shown; `nil` when the requested range lies outside the reader's history.
+    let range: ClosedRange<LocalDate>?
+    /// The range asked for, before clamping.
+    let requested: ClosedRange<LocalDate>
+    /// The stored (non-zero) totals within `range`, in day order.
+    let stored: [(LocalDate, DayTotal)]
+
+    /// Reads the stored totals of `requested`; with `clampedTo` (the day of the reader's latest
+    /// event), first clamps it to the reader's history: the first to the last day with reading, widened
+    /// to include that day. Days outside it hold nothing, so the clamp loses no data.
+    init(reader: ReaderID, views: any ViewStore, requested: ClosedRange<LocalDate>, clampedTo latestDay: LocalDate?) throws {
+        self.requested = requested
+        var range: ClosedRange<LocalDate>? = requested
+        if let latestDay {
+            let all = try views.dayTotals(reader: reader, in: LocalDate(dayNumber: -719_162)...LocalDate(dayNumber: 2_932_896))
+            let first = Swift.min(all.first?.0 ?? latestDay, latestDay), last = Swift.max(all.last?.0 ?? latestDay, latestDay)
+            let lower = Swift.max(requested.lowerBound, first), upper = Swift.min(requested.upperBound, last)
+            range = lower <= upper ? lower...upper : nil
+            stored = range.map { r in all.filter { r.contains($0.0) } } ?? []
+        } else {
+            stored = try views.dayTotals(reader: reader, in: requested)
+        }
+        self.range = range
+    }
+
+    /// Calls `body` with every day of the range and its totals (zero where nothing is stored).
+    func forEach(_ body: (LocalDate, DayTotal) -> Void) {
+        guard let range else { return }
+        var index = 0
+        var day = range.lowerBound
+        while true {
+            if index < stored.count, stored[index].0 == day { body(day, stored[index].1); index += 1 } else { body(day, DayTotal()) }
+            if day == range.upperBound { break }
+            day = day.adding(days: 1)
+        }
+    }
+
+    /// The text lines: a heading, then one bar per day.
+    func forEachLine(_ body: (String) -> Void) {
+        guard let range else {
+            body("Daily pages \(requested.lowerBound) … \(requested.upperBound): outside the reader's history, nothing to show\n")
+            return
+        }
+        body("Daily pages \(range.lowerBound) … \(range.upperBound)\n")
+        let maxDaily = stored.map(\.1.pages).max() ?? 0
+        forEach { day, total in
+            body("  \(day) \(Dashboard.padded(total.pages, 4)) \(Dashboard.bar(total.pages, max: maxDaily))\n")
+        }
+    }
+}
+
+/// Buffered writes to stdout, flushed every 64 KiB, so long output is streamed in bounded memory.
+///
+/// Not `Sendable`: used by one command on one thread.
+final class OutputBuffer {
+    private var buffer: [UInt8] = []
+
+    func write(_ text: String) { buffer.append(contentsOf: text.utf8); flushIfFull() }
+    func write(_ data: Data) { buffer.append(contentsOf: data); flushIfFull() }
+
+    private func flushIfFull() { if buffer.count >= 1 << 16 { flush() } }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(buffer))
+        buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -108,6 +108,13 @@ import Testing
                                                               recordedAt: instant))
                 }
             }
+            // An action recorded before it happened: occurredAt after recordedAt.
+            expectRejected(.inconsistent, "occurredAt after recordedAt") {
+                let late = context()
+                try store.execute(.like, book: plain,
+                                  context: CommandContext(reader: reader, occurredAt: late.occurredAt, timeZone: "Asia/Seoul",
+                                                          recordedAt: late.occurredAt.adding(seconds: -60)))
+            }
             // Goal dates in year 1 and 9999 are calendar dates: the rules still apply to them.
             expectRejected(.targetBeforeStart, "goal 9999 -> 1") {
                 try store.execute(.setGoal(startDate: try LocalDate(year: 9999, month: 12, day: 31),

@@ -15,43 +15,46 @@ import Glibc
 
     /// A writer process appends while `lock.mdb` is deleted; a second process then opens the same
     /// store (and gets a new lock file). Before the data-file locks, both wrote, each on the last
-    /// commit *it* had seen, and acknowledged events of one of them were gone.
+    /// commit *it* had seen, and acknowledged events of one of them were gone while `verify`
+    /// passed. `RELIABILITY_LOCKFILE_TRIALS` (CI 3; `Scripts/stress.sh long` 100) sets the trials.
     @Test func deletingTheLockFileUnderAWriterLosesNoAcknowledgedEvent() async throws {
-        try await withTempDirectory { dir in
-            let url = dir.child("store")
-            _ = try EventLog.open(at: url)   // create it, then release it
-            let first = try HelperProcess(["append-batches", url.path, "--count", "200000", "--batch", "10", "--prefix", "a", "--stream", "a"])
-            #expect(await first.waitForLine(timeout: .seconds(30)) { !$0.isEmpty })
-            #expect(unlink(url.appendingPathComponent("lock.mdb").path) == 0)
-            let second = try HelperProcess(["append-batches", url.path, "--count", "300", "--batch", "10", "--prefix", "b", "--stream", "b"])
-            let secondStatus = second.waitForExit()
-            let firstStillRan = first.process.isRunning
-            first.kill9()
-            first.waitForExit()
-            // The first writer was running all along: the second must have been refused at open.
-            if firstStillRan {
-                #expect(secondStatus != 0, "a second writer with its own lock file was allowed to write")
-                #expect(second.lines.isEmpty)
-            }
-            let log = try EventLog.open(at: url)
-            let acknowledgedA = first.lines.count * 10, acknowledgedB = second.lines.count * 10
-            #expect(acknowledgedA > 0)
-            for i in 0..<acknowledgedA {
-                guard try log.event(withID: deterministicID(prefix: "a", index: i)) != nil else {
-                    Issue.record("acknowledged event a-\(i) (of \(acknowledgedA)) is missing")
-                    break
+        let trials = Reliability.int("RELIABILITY_LOCKFILE_TRIALS", 3)
+        var refused = 0, acknowledged = 0, overlapping = 0
+        for trial in 0..<trials {
+            try await withTempDirectory { dir in
+                let url = dir.child("store")
+                _ = try EventLog.open(at: url)   // create it, then release it
+                let first = try HelperProcess(["append-batches", url.path, "--count", "200000", "--batch", "10", "--prefix", "a", "--stream", "a"])
+                #expect(await first.waitForLine(timeout: .seconds(30)) { !$0.isEmpty })
+                #expect(unlink(url.appendingPathComponent("lock.mdb").path) == 0)
+                let second = try HelperProcess(["append-batches", url.path, "--count", "300", "--batch", "10", "--prefix", "b", "--stream", "b"])
+                let secondStatus = second.waitForExit()
+                let firstStillRan = first.process.isRunning
+                first.kill9()
+                first.waitForExit()
+                // The first writer was running all along: the second must have been refused at open.
+                if firstStillRan {
+                    overlapping += 1
+                    #expect(secondStatus != 0, "trial \(trial): a second writer with its own lock file was allowed to write")
+                    #expect(second.lines.isEmpty)
                 }
-            }
-            for i in 0..<acknowledgedB {
-                guard try log.event(withID: deterministicID(prefix: "b", index: i)) != nil else {
-                    Issue.record("acknowledged event b-\(i) (of \(acknowledgedB)) is missing")
-                    break
+                if secondStatus != 0 { refused += 1 }
+                let log = try EventLog.open(at: url)
+                let acknowledgedA = first.lines.count * 10, acknowledgedB = second.lines.count * 10
+                acknowledged += acknowledgedA + acknowledgedB
+                #expect(acknowledgedA > 0)
+                for (prefix, count) in [("a", acknowledgedA), ("b", acknowledgedB)] {
+                    for i in 0..<count where try log.event(withID: deterministicID(prefix: prefix, index: i)) == nil {
+                        Issue.record("trial \(trial): acknowledged event \(prefix)-\(i) (of \(count)) is missing")
+                        break
+                    }
                 }
+                let report = try log.verify()
+                #expect(report.isIntact, "trial \(trial): \(report.faults.prefix(3))")
+                #expect(report.recordCount == UInt64(try log.lastPosition()))
             }
-            let report = try log.verify()
-            #expect(report.isIntact, "\(report.faults.prefix(3))")
-            #expect(report.recordCount == UInt64(try log.lastPosition()))
         }
+        Reliability.report("lock-file", "\(trials) trials of lock.mdb deleted under a writer, then a second writer: \(overlapping) overlapping, \(refused) second writers refused at open, \(acknowledged) acknowledged events, 0 missing, chain intact")
     }
 
     /// The same `data.mdb` reached through a second directory that has a lock file of its own is
@@ -135,28 +138,39 @@ import Glibc
     // MARK: Short data files
 
     /// A data file shorter than its meta page says is refused at open with one clear error,
-    /// instead of a SIGBUS at the first read of a missing page.
-    @Test(arguments: [0.3, 0.6, 0.95])
-    func aShortDataFileIsRefusedAtOpen(keeping fraction: Double) throws {
+    /// instead of a SIGBUS at the first read of a missing page. Cut at random lengths, whole pages
+    /// or not; `RELIABILITY_SHORTFILE_TRIALS` (CI 24; `Scripts/stress.sh long` 2000) sets how many.
+    @Test func aShortDataFileIsRefusedAtOpen() throws {
+        let trials = Reliability.int("RELIABILITY_SHORTFILE_TRIALS", 24)
+        var rng = SplitMix64(seed: UInt64(Reliability.int("RELIABILITY_SEED", 77)))
         try withTempDirectory { dir in
-            let url = dir.child("store")
+            let original = dir.child("original")
             do {
-                let store = try ReadingStore.open(at: url)
+                let store = try ReadingStore.open(at: original)
                 try store.appendRecorded(DemoHistory.generate(.init(readers: 1, days: 120, seed: 3)))
             }
-            let file = url.appendingPathComponent("data.mdb").path
-            let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
-            // Whole pages, as a copy cut short or a disk that filled while the file grew leaves it.
-            #expect(truncate(file, off_t(Int(Double(size) * fraction) / 4096 * 4096)) == 0)
-            #expect {
-                _ = try ReadingStore.open(at: url)
-            } throws: { error in
-                guard let lmdb = error as? LMDBError, lmdb.kind == .corrupted else { return false }
-                return lmdb.description.contains("damaged or incomplete")
+            let bytes = try Data(contentsOf: original.appendingPathComponent("data.mdb"))
+            var refusedAtOpen = 0
+            for trial in 0..<trials {
+                let url = dir.child("cut-\(trial)")
+                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+                // Half the cuts at a page boundary (a copy cut short, a disk full while growing),
+                // half anywhere; never the whole file, never less than the first meta page.
+                var length = 200 + Int(rng.next() % UInt64(bytes.count - 200))
+                if trial % 2 == 0 { length = max(4096, length / 4096 * 4096) }
+                try bytes.prefix(length).write(to: url.appendingPathComponent("data.mdb"))
+                for readOnly in [false, true] {
+                    #expect {
+                        _ = try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: readOnly))
+                    } throws: { error in
+                        guard let lmdb = error as? LMDBError, lmdb.kind == .corrupted else { return false }
+                        return lmdb.description.contains("damaged or incomplete")
+                    }
+                }
+                refusedAtOpen += 1
+                try? FileManager.default.removeItem(at: url)
             }
-            #expect { _ = try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true)) } throws: {
-                ($0 as? LMDBError)?.kind == .corrupted
-            }
+            Reliability.report("short-file", "\(trials) copies of a \(bytes.count)-byte data.mdb cut short (half at page boundaries): \(refusedAtOpen) refused at open with \"damaged or incomplete\" (writable and read-only), 0 deaths by signal")
         }
     }
 

@@ -281,7 +281,7 @@ private struct FastPayload {
     }
 
     func theme(_ field: Field) throws(EventDecodingError) -> Theme? {
-        try optionalString(field).map(Theme.init(rawValue:))
+        try DecodingChecks.theme(optionalString(field), "data.theme")
     }
 
     func date(_ field: Field, _ name: String) throws(EventDecodingError) -> LocalDate {
@@ -371,7 +371,7 @@ private struct FastPayload {
         case 45:
             return (.profileUpdated(ProfileUpdated(
                 nickname: try DecodingChecks.text(try string(f1), limit: Limits.nicknameLength, "data.nickname"),
-                imageFileName: try optionalString(f2), theme: try theme(f3))), .profileUpdated)
+                imageFileName: try DecodingChecks.limited(optionalString(f2), limit: Limits.imageFileNameLength, "data.imageFileName"), theme: try theme(f3))), .profileUpdated)
         default:
             // 39 (RatingSet v1: the upcaster's business), 44 (HomeOrderSet: a repeated field).
             throw giveUp

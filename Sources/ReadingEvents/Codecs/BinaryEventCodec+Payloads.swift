@@ -182,7 +182,9 @@ enum ProtoRead {
         }
     }
 
-    static func theme(_ has: Bool, _ value: String) -> Theme? { has ? Theme(rawValue: value) : nil }
+    static func theme(_ has: Bool, _ value: String) throws(EventDecodingError) -> Theme? {
+        try DecodingChecks.theme(has ? value : nil, "data.theme")
+    }
 
     static func page(_ has: Bool, _ value: Int64, _ field: String) throws(EventDecodingError) -> Int? {
         has ? try DecodingChecks.page(value, field) : nil
@@ -257,12 +259,12 @@ enum ProtoRead {
             let target = try DecodingChecks.date(dayNumber: Int64(m.targetDate), "data.targetDate")
             try DecodingChecks.goalDates(start: start, target: target)
             return .event(.goalSet(GoalSet(book: try id(m.book, "data.book"), startDate: start, targetDate: target,
-                                           theme: theme(m.hasTheme, m.theme))))
+                                           theme: try theme(m.hasTheme, m.theme))))
         case .goalChanged(let m):
             return .event(.goalChanged(GoalChanged(
                 book: try id(m.book, "data.book"),
                 targetDate: try DecodingChecks.date(dayNumber: Int64(m.targetDate), "data.targetDate"),
-                theme: theme(m.hasTheme, m.theme))))
+                theme: try theme(m.hasTheme, m.theme))))
         case .goalDeleted(let m):
             return .event(.goalDeleted(GoalDeleted(book: try id(m.book, "data.book"))))
         case .pagesRead(let m):
@@ -346,8 +348,9 @@ enum ProtoRead {
         case .profileUpdated(let m):
             return .event(.profileUpdated(ProfileUpdated(
                 nickname: try DecodingChecks.text(m.nickname, limit: Limits.nicknameLength, "data.nickname"),
-                imageFileName: m.hasImageFileName ? m.imageFileName : nil,
-                theme: theme(m.hasTheme, m.theme))))
+                imageFileName: try DecodingChecks.limited(m.hasImageFileName ? m.imageFileName : nil,
+                                                          limit: Limits.imageFileNameLength, "data.imageFileName"),
+                theme: try theme(m.hasTheme, m.theme))))
         }
     }
 }

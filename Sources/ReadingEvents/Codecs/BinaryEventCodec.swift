@@ -170,8 +170,7 @@ public enum BinaryEventCodec {
         let occurredAt = try DecodingChecks.instant(message.occurredAtUs, "occurredAt")
         let timeZone = try DecodingChecks.storedZone(message.timeZone, "timeZone")
         let recordedAt = try DecodingChecks.instant(message.recordedAtUs, "recordedAt")
-        let tag = message.type
-        guard !tag.isEmpty else { throw .missing("type") }
+        let tag = try DecodingChecks.typeTag(message.type, "type")
         let version = try DecodingChecks.schemaVersion(Int64(message.schemaVersion), "schemaVersion")
         let correlationID: EventID? = try ProtoRead.optionalID(message.correlationID, "correlationID")
         let causationID: EventID? = try ProtoRead.optionalID(message.causationID, "causationID")

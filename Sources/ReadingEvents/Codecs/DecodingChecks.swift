@@ -86,6 +86,31 @@ enum DecodingChecks {
         return value
     }
 
+    /// An optional text of at most `limit` characters (the limits of ``Limits``, as commands apply them).
+    @inline(__always)
+    static func limited(_ value: String?, limit: Int, _ field: String) throws(EventDecodingError) -> String? {
+        guard let value, value.utf8.count > limit else { return value }
+        do { try ValueRules.length(value, field: field, limit: limit) } catch {
+            throw EventDecodingError(field: field, problem: .invalid, rule: error.rule, detail: error.detail)
+        }
+        return value
+    }
+
+    /// An optional theme name of at most ``Limits/themeLength`` characters.
+    @inline(__always)
+    static func theme(_ value: String?, _ field: String) throws(EventDecodingError) -> Theme? {
+        try limited(value, limit: Limits.themeLength, field).map(Theme.init(rawValue:))
+    }
+
+    /// A type tag (``EventType/checkTag(_:schemaVersion:)``, without the version).
+    static func typeTag(_ tag: String, _ field: String) throws(EventDecodingError) -> String {
+        guard !tag.isEmpty else { throw .missing(field, "is empty") }
+        do { try EventType.checkTag(tag) } catch {
+            throw EventDecodingError(field: field, problem: .invalid, rule: error.rule, detail: error.detail)
+        }
+        return tag
+    }
+
     /// A time zone identifier from the store: non-empty, at most 255 bytes, printable ASCII.
     /// Not looked up in the tz database (it was checked when the event was appended, and a lookup
     /// per event is slow); the JSON decoder checks it for real.

@@ -145,8 +145,7 @@ private struct DecodedLine: Decodable {
         let timeZone: ZoneID
         do { timeZone = try ZoneID(zoneName, field: "timeZone") } catch { throw EventDecodingError(error, under: "") }
         let recordedAt = try f.instant("recordedAt")
-        let tag = try f.string("type")
-        guard !tag.isEmpty else { throw EventDecodingError.missing("type", "is empty") }
+        let tag = try DecodingChecks.typeTag(f.string("type"), "type")
         let version = try DecodingChecks.schemaVersion(f.int64("schemaVersion"), "schemaVersion")
         let correlationID: EventID? = try f.optionalID("correlationID")
         let causationID: EventID? = try f.optionalID("causationID")
@@ -290,7 +289,8 @@ private enum JSONPayloads {
         case EventType.profileUpdated.tag:
             return .profileUpdated(ProfileUpdated(
                 nickname: try f.text("nickname", limit: Limits.nicknameLength),
-                imageFileName: try f.optionalString("imageFileName"), theme: try f.theme("theme")))
+                imageFileName: try DecodingChecks.limited(f.optionalString("imageFileName"), limit: Limits.imageFileNameLength,
+                                                          f.path("imageFileName")), theme: try f.theme("theme")))
         default:
             // `EventUpcaster.form` returned a current type this table lacks: a programming error
             // that the round-trip tests over every type catch; reported, not trapped.

@@ -130,7 +130,7 @@ struct JSONFields {
     }
 
     func theme(_ key: String) throws(EventDecodingError) -> Theme? {
-        try optionalString(key).map(Theme.init(rawValue:))
+        try DecodingChecks.theme(optionalString(key), path(key))
     }
 
     func status(_ key: String) throws(EventDecodingError) -> ReadingStatus {

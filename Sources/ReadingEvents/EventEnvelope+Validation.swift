@@ -1,0 +1,133 @@
+extension EventEnvelope {
+    /// Checks every structural and value rule an event keeps on its own, whatever came before it:
+    /// the rules commands apply to their input, applied to an event made elsewhere (an import, a
+    /// host's `appendRecorded`). Throws ``ValidationError`` naming the field and the rule.
+    ///
+    /// - The stream fits the event (`inconsistent`, field `stream`): a book event belongs to
+    ///   `book:<reader>:<book>` of its own book, a reader event (home order, profile) to
+    ///   `reader:<reader>`, always of the envelope's reader; an unknown event to either stream of
+    ///   its reader.
+    /// - Both instants lie in 1900 ..< 2200 (`outOfRange`), `occurredAt` is not after `recordedAt`
+    ///   (`inconsistent`), and the time zone exists (`unknownTimeZone`).
+    /// - The payload keeps its value rules (see ``ReadingEvent/validate(pageCount:)``).
+    ///
+    /// Rules that depend on the history before the event are not checked here: that the book was
+    /// added (and not removed or finished), that a position fits between the records made before
+    /// and after it, that a session was started, a goal is active, a sentence exists, an ID is new.
+    ///
+    /// - Parameter pageCount: the book's page count as known before this event (from earlier events
+    ///   of the same batch, or the store), `nil` when unknown: positions and pages are then checked
+    ///   against ``BookMetadata/maxPageCount``.
+    public func validate(pageCount: Int? = nil) throws(ValidationError) {
+        try ValueRules.instants(occurredAt: occurredAt, recordedAt: recordedAt)
+        _ = try ZoneID(timeZone.identifier, field: "timeZone")
+        if case .unknown = event {
+            guard stream.reader == reader else {
+                throw ValidationError(field: "stream", rule: .inconsistent,
+                                      detail: "stream \(stream) belongs to another reader than \(reader)")
+            }
+        } else {
+            let expected = event.stream(for: reader)
+            guard stream == expected else {
+                throw ValidationError(field: "stream", rule: .inconsistent,
+                                      detail: "a \(event.type.tag) event belongs to stream \(expected), not \(stream)")
+            }
+        }
+        try event.validate(pageCount: pageCount)
+    }
+
+    /// Whether two envelopes record the same fact: every field is equal except the position and the
+    /// stream version, which each store assigns anew.
+    public func recordsSameFact(as other: EventEnvelope) -> Bool {
+        var a = self, b = other
+        a.position = 0; a.streamVersion = 0
+        b.position = 0; b.streamVersion = 0
+        return a == b
+    }
+}
+
+extension ReadingEvent {
+    /// Checks the payload's value rules, the same functions commands use: metadata
+    /// (``BookMetadata/validated()``), statuses a command can set (`finished` only through
+    /// ``BookFinished``), a goal's target not before its start, positions 0 ... page count, pages
+    /// 1 ... page count, texts non-empty and within their ``Limits``, theme and image file name
+    /// lengths, session lengths, read-through numbers from 1, a home order without repeats, and an
+    /// unknown event's type tag (``EventType/checkTag(_:schemaVersion:)``).
+    ///
+    /// - Parameter pageCount: the book's page count as known before this event, or `nil`.
+    public func validate(pageCount: Int? = nil) throws(ValidationError) {
+        switch self {
+        case .bookAdded(let e):
+            _ = try e.metadata.validated()
+            try ValueRules.addedStatus(e.status)
+        case .metadataCorrected(let e):
+            _ = try e.metadata.validated()
+        case .statusChanged(let e):
+            try ValueRules.changedStatus(e.status)
+        case .goalSet(let e):
+            try ValueRules.goalDates(start: e.startDate, target: e.targetDate)
+            try ValueRules.theme(e.theme)
+        case .goalChanged(let e):
+            try ValueRules.theme(e.theme)
+        case .pagesRead(let e):
+            try ValueRules.position(e.position, field: "position", pageCount: pageCount)
+        case .progressCorrected(let e):
+            try ValueRules.position(e.position, field: "position", pageCount: pageCount)
+        case .readThroughStarted(let e):
+            guard e.readThrough >= 1 else {
+                throw ValidationError(field: "readThrough", rule: .outOfRange, detail: "read-through \(e.readThrough) is below 1")
+            }
+        case .sessionFinished(let e):
+            try ValueRules.duration(e.durationSeconds)
+            if let end = e.endPosition { try ValueRules.position(end, field: "endPosition", pageCount: pageCount) }
+        case .sentenceCollected(let e):
+            try ValueRules.passage(e.text, limit: Limits.sentenceLength, page: e.page, pageCount: pageCount)
+        case .sentenceEdited(let e):
+            try ValueRules.passage(e.text, limit: Limits.sentenceLength, page: e.page, pageCount: pageCount)
+        case .memoWritten(let e):
+            try ValueRules.passage(e.text, limit: Limits.memoLength, page: e.page, pageCount: pageCount)
+        case .memoEdited(let e):
+            try ValueRules.passage(e.text, limit: Limits.memoLength, page: e.page, pageCount: pageCount)
+        case .homeOrderSet(let e):
+            try ValueRules.distinctBooks(e.books)
+        case .profileUpdated(let e):
+            try ValueRules.text(e.nickname, field: "nickname", limit: Limits.nicknameLength)
+            try ValueRules.length(e.imageFileName, field: "imageFileName", limit: Limits.imageFileNameLength)
+            try ValueRules.theme(e.theme)
+        case .unknown(let u):
+            try EventType.checkTag(u.type, schemaVersion: u.schemaVersion)
+        case .bookRemoved, .goalDeleted, .sessionStarted, .sessionPaused, .sessionResumed, .sessionDiscarded,
+             .bookFinished, .finishUndone, .sentenceRemoved, .memoRemoved, .ratingSet, .ratingCleared,
+             .bookLiked, .bookUnliked:
+            // Identifiers, a date or a rating: valid by construction.
+            break
+        }
+    }
+}
+
+extension EventType {
+    /// Checks a type tag as stored or imported: 1 ... ``Limits/typeTagLength`` ASCII letters,
+    /// digits, `.`, `_` or `-`, starting with a letter (`malformed`, `tooLong`), and a schema version
+    /// from 1 (`outOfRange`); with `schemaVersion`, also that a known tag at that version is not
+    /// carried as an unknown event (`inconsistent`).
+    public static func checkTag(_ tag: String, schemaVersion: Int? = nil) throws(ValidationError) {
+        let bytes = tag.utf8
+        guard bytes.count <= Limits.typeTagLength else {
+            throw ValidationError(field: "type", rule: .tooLong,
+                                  detail: "the type tag has \(bytes.count) bytes, at most \(Limits.typeTagLength) are allowed")
+        }
+        func isLetter(_ b: UInt8) -> Bool { (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
+        guard let first = bytes.first, isLetter(first),
+              bytes.allSatisfy({ isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }) else {
+            throw ValidationError(field: "type", rule: .malformed,
+                                  detail: "a type tag is ASCII letters, digits, \".\", \"_\" or \"-\", starting with a letter")
+        }
+        guard let schemaVersion else { return }
+        guard schemaVersion >= 1 else {
+            throw ValidationError(field: "schemaVersion", rule: .outOfRange, detail: "schema version \(schemaVersion) is below 1")
+        }
+        if case .unknown = EventUpcaster.form(ofType: tag, schemaVersion: schemaVersion) { return }
+        throw ValidationError(field: "type", rule: .inconsistent,
+                              detail: "\(tag)@\(schemaVersion) is known to this build; it cannot be carried as an unknown event")
+    }
+}
