@@ -257,6 +257,9 @@ extension ReaderCommand {
         case .updateProfile(let nickname, let image, let theme):
             try BookCommand.checkText(nickname, field: "nickname", limit: Limits.nicknameLength)
             return [.profileUpdated(ProfileUpdated(nickname: nickname, imageFileName: image, theme: theme))]
+        case .setChallenge(let year, let books, let pages):
+            let challenge = try ChallengeSet(year: year, books: books, pages: pages).validated()
+            return state.challenges[year] == challenge ? [] : [.challengeSet(challenge)]
         }
     }
 }
