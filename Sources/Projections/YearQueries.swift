@@ -21,6 +21,10 @@ public struct CategoryTotal: Hashable, Sendable {
     public var finishedBooks: Int
     /// Pages credited in the period to books of the category.
     public var pages: Int
+    /// A total.
+    public init(category: String, finishedBooks: Int, pages: Int) {
+        self.category = category; self.finishedBooks = finishedBooks; self.pages = pages
+    }
 }
 
 /// Finished books and pages by category, at both levels.
@@ -59,6 +63,11 @@ public struct ChallengePace: Hashable, Sendable {
     /// The year's total at the current pace: done × days in the year / elapsed days, rounded to the
     /// nearest; `done` once the year is over, 0 before it starts.
     public var projectedTotal: Int
+    /// A pace.
+    public init(target: Int, done: Int, expectedByToday: Int, aheadBy: Int, projectedTotal: Int) {
+        self.target = target; self.done = done; self.expectedByToday = expectedByToday; self.aheadBy = aheadBy
+        self.projectedTotal = projectedTotal
+    }
     /// Whether the target is reached already.
     public var isMet: Bool { done >= target }
 }

@@ -36,14 +36,14 @@ public enum ReportPage {
                 ]),
                 .element(named: "main", nodes: [
                     Charts.review(data),
-                    Charts.challenge(data),
                     Charts.calendar(data),
+                    Charts.challenge(data),
                     Charts.dailyBars(data),
                     Charts.monthly(data),
                     Charts.timeOfDay(data),
-                    Charts.streaks(data),
                     Charts.categories(data),
                     Charts.shelf(data),
+                    Charts.streaks(data),
                     Charts.home(data),
                 ])
             )
