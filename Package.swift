@@ -85,6 +85,10 @@ let package = Package(
         ),
 
         .testTarget(
+            name: "ReadingReportTests",
+            dependencies: ["ReadingReport", "Projections", "ReadingEvents"]
+        ),
+        .testTarget(
             name: "ReplayCLITests",
             dependencies: ["replay", "EventStoreLMDB", "ReadingEvents"]
         ),
