@@ -55,8 +55,24 @@ public final class ReadingStore: Sendable {
             try txn.put(meta, "dayStartHour", [UInt8(requested)])
             return requested
         }
+        // A store whose views were made by a build with fewer view tables (no version: 1, before
+        // the `years` table) is rebuilt once; a new, empty store starts at the current version.
+        let upgrade = try log.environment.write { txn -> Bool in
+            if let stored = try txn.get(meta, "viewsVersion")?.first { return stored < Self.viewsVersion }
+            if try log.lastPosition(in: txn) > 0 { return true }
+            try txn.put(meta, "viewsVersion", [Self.viewsVersion])
+            return false
+        }
         try catchUp()
+        if upgrade {
+            _ = try rebuild()
+            try log.environment.write { txn in try txn.put(meta, "viewsVersion", [Self.viewsVersion]) }
+        }
     }
+
+    /// The version of the set of persisted views: 2 since the `years` table (the category,
+    /// challenge and year-in-review views). Opening a store of an older version rebuilds its views.
+    static let viewsVersion: UInt8 = 2
 
     // MARK: Generations and checkpoints
 

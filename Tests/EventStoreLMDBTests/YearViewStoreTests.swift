@@ -51,4 +51,28 @@ struct YearViewStoreTests {
             #expect(try store.rebuild(view: "years").digest == digest)
         }
     }
+
+    @Test func aStoreFromBeforeTheYearViewsIsRebuiltOnceWhenOpened() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            let history = F.history(readers: 2, days: 30, seed: 15)
+            let expected: String
+            do {
+                let store = try ReadingStore.open(at: url)
+                try F.appendInChunks(store, history)
+                expected = try store.viewDigest()
+                // What a store written by the previous build looks like: no views version, no year records.
+                try store.log.environment.write { txn in
+                    try txn.delete(store.viewMeta, "viewsVersion")
+                    for generation in store.generations { try txn.removeAll(generation.years) }
+                }
+                #expect(try store.viewDigest() != expected)
+            }
+            let reopened = try ReadingStore.open(at: url)
+            #expect(try reopened.viewDigest() == expected)
+            #expect(try reopened.viewDigest() == (try ViewDigest.of(F.inMemoryViews(of: reopened))))
+            let reader = try #require(try reopened.readers().first)
+            #expect(try reopened.withViews { try $0.yearViews(reader: reader) }.first?.challenge != nil)
+        }
+    }
 }
