@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ReadingEvents", targets: ["ReadingEvents"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "EventStoreLMDB", targets: ["EventStoreLMDB"]),
+        .library(name: "ReadingReport", targets: ["ReadingReport"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
     dependencies: [
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/JohnSundell/Plot.git", from: "0.14.0"),
     ],
     targets: [
         // System library: LMDB from the OS (Debian: liblmdb-dev, which ships lmdb.pc).
@@ -44,10 +46,21 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The reading report page: self-contained HTML with inline SVG charts, built with Plot.
+        // Kept out of the core modules so they stay light.
+        .target(
+            name: "ReadingReport",
+            dependencies: [
+                "Projections",
+                "ReadingEvents",
+                .product(name: "Plot", package: "Plot"),
+            ]
+        ),
         .executableTarget(
             name: "replay",
             dependencies: [
                 "EventStoreLMDB",
+                "ReadingReport",
                 "Projections",
                 "ReadingEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -69,6 +82,11 @@ let package = Package(
         .testTarget(
             name: "ProjectionsTests",
             dependencies: ["Projections", "ReadingEvents"]
+        ),
+
+        .testTarget(
+            name: "ReadingReportTests",
+            dependencies: ["ReadingReport", "Projections", "ReadingEvents"]
         ),
         .testTarget(
             name: "ReplayCLITests",

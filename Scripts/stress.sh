@@ -3,7 +3,7 @@
 # (lines starting with "RELIABILITY").
 #
 # Usage: Scripts/stress.sh [quick|long]     (default: long)
-#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy'` runs)
+#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy|StoreHardening'` runs)
 #   long   the long versions below
 #
 # Environment variables (read by the tests; CI defaults in brackets, long-run values set here
@@ -17,6 +17,8 @@
 #   RELIABILITY_APPENDS_PER_THREAD  [300]  single-event appends per thread                             long: 10000
 #   RELIABILITY_SNAPSHOT_APPENDS    [5000] events appended while another process holds a snapshot     long: 100000
 #   RELIABILITY_MAP_TARGET_MB       [64]   grow the map from 256 KiB until data.mdb reaches this size  long: 1100
+#   RELIABILITY_LOCKFILE_TRIALS     [3]    lock.mdb deleted under a writer, then a second writer       long: 100
+#   RELIABILITY_SHORTFILE_TRIALS    [24]   copies of data.mdb cut short, opened writable and read-only long: 2000
 #   RELIABILITY_SEED                       seeds of the random choices (kill delays, damage, fuzz)
 #   STRESS_CONFIG                   [release when testable imports build there, else debug]
 #   STRESS_SCRATCH                  [.build-stress] SwiftPM scratch path
@@ -34,6 +36,8 @@ if [[ "$mode" == long ]]; then
     export RELIABILITY_APPENDS_PER_THREAD="${RELIABILITY_APPENDS_PER_THREAD:-10000}"
     export RELIABILITY_SNAPSHOT_APPENDS="${RELIABILITY_SNAPSHOT_APPENDS:-100000}"
     export RELIABILITY_MAP_TARGET_MB="${RELIABILITY_MAP_TARGET_MB:-1100}"
+    export RELIABILITY_LOCKFILE_TRIALS="${RELIABILITY_LOCKFILE_TRIALS:-100}"
+    export RELIABILITY_SHORTFILE_TRIALS="${RELIABILITY_SHORTFILE_TRIALS:-2000}"
 fi
 scratch="${STRESS_SCRATCH:-.build-stress}"
 config="${STRESS_CONFIG:-release}"
@@ -62,7 +66,7 @@ fi
 log="$(mktemp -t reliability-XXXXXX.log)"
 start=$(date +%s)
 set +e
-swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy' 2>&1 | tee "$log"
+swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy|StoreHardening' 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)

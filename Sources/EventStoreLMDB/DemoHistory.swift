@@ -176,6 +176,7 @@ public enum DemoHistory {
             let start = options.firstDay
             emit(.updateProfile(nickname: "reader\(reader.description.prefix(4))", imageFileName: "profile.png", theme: "orange"),
                  at: instant(start, hour: 8, minute: 0))
+            emit(.setChallenge(year: start.year, books: 24, pages: 12_000), at: instant(start, hour: 8, minute: 1))
             _ = addBook(on: start, at: instant(start, hour: 8, minute: 5))
             for offset in 0..<options.days {
                 let day = start.adding(days: offset)

@@ -67,8 +67,27 @@ public final class ReadingStore: Sendable {
             try txn.put(meta, "dayStartHour", [UInt8(requested)])
             return requested
         }
+        // A store whose views were made by a build with fewer view tables (no version: 1, before
+        // the `years` table) is rebuilt once; a new, empty store starts at the current version.
+        let upgrade = try log.environment.write { txn -> Bool in
+            if let stored = try txn.get(meta, "viewsVersion")?.first { return stored < Self.viewsVersion }
+            if try log.lastPosition(in: txn) > 0 { return true }
+            try txn.put(meta, "viewsVersion", [Self.viewsVersion])
+            return false
+        }
         try catchUp()
+        if upgrade {
+            _ = try rebuild()
+            try log.environment.write { txn in try txn.put(meta, "viewsVersion", [Self.viewsVersion]) }
+        }
     }
+
+    /// The version of the persisted views and of the rules that fold them: 2 since the `years`
+    /// table (the category, challenge and year-in-review views) and the fold rules of the same
+    /// change (an abandoned goal leaves the home list, session seconds from exact instants with a
+    /// one-minute reading-day minimum, each session interval in the zone of the event that began
+    /// it). Opening a store of an older version rebuilds its views once.
+    static let viewsVersion: UInt8 = 2
 
     // MARK: Generations and checkpoints
 

@@ -18,14 +18,15 @@ struct ViewDatabases: Sendable {
     let runs: Table
     let readers: Table
     let goals: Table
+    let years: Table
 
     /// Every table of the generation with its short name, in a fixed order (for digests and drops).
     var all: [(name: String, table: Table)] {
         [("books", books), ("days", days), ("bookDays", bookDays), ("months", months),
-         ("buckets", buckets), ("runs", runs), ("readers", readers), ("goals", goals)]
+         ("buckets", buckets), ("runs", runs), ("readers", readers), ("goals", goals), ("years", years)]
     }
 
-    static let tableNames = ["books", "days", "bookDays", "months", "buckets", "runs", "readers", "goals"]
+    static let tableNames = ["books", "days", "bookDays", "months", "buckets", "runs", "readers", "goals", "years"]
 
     static func name(_ table: String, generation: Int) -> String { "views.g\(generation).\(table)" }
 
@@ -36,12 +37,13 @@ struct ViewDatabases: Sendable {
         }
         books = try open("books"); days = try open("days"); bookDays = try open("bookDays")
         months = try open("months"); buckets = try open("buckets"); runs = try open("runs"); readers = try open("readers")
-        goals = try open("goals")
+        goals = try open("goals"); years = try open("years")
     }
 }
 
 /// Key layouts: reader and book as their 16 UUID bytes; days as big-endian `UInt32(dayNumber +
-/// 1_000_000)` so byte order is date order; months as big-endian `UInt32(year * 12 + month - 1)`.
+/// 1_000_000)` so byte order is date order; months as big-endian `UInt32(year * 12 + month - 1)`;
+/// years as big-endian `UInt32(year)`.
 enum ViewKeys {
     static func day(_ d: LocalDate) -> [UInt8] { be32(UInt32(d.dayNumber + 1_000_000)) }
     static func decodeDay(_ bytes: ArraySlice<UInt8>) -> LocalDate? {
@@ -198,6 +200,22 @@ struct LMDBViewStore: ViewStore {
     }
     mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
         if active { try writer.put(tables.goals, reader.bytes + book.bytes, []) } else { try writer.delete(tables.goals, reader.bytes + book.bytes) }
+    }
+
+    func yearView(reader: ReaderID, year: Int) throws -> YearView? {
+        try decode(txn.get(tables.years, reader.bytes + ViewKeys.be32(UInt32(clamping: year))), ViewRecordCodec.decodeYearView)
+    }
+    mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
+        let key = reader.bytes + ViewKeys.be32(UInt32(clamping: view.year))
+        if view.isEmpty { try writer.delete(tables.years, key) } else { try writer.put(tables.years, key, ViewRecordCodec.encode(view)) }
+    }
+    func yearViews(reader: ReaderID) throws -> [YearView] {
+        var result: [YearView] = []
+        try txn.forEach(tables.years, prefix: reader.bytes) { _, value in
+            result.append(try decode(value, ViewRecordCodec.decodeYearView)!)
+            return true
+        }
+        return result
     }
 
     func readerView(reader: ReaderID) throws -> ReaderView? {

@@ -39,6 +39,7 @@ public enum ViewDigest {
             add("buckets", ViewRecordCodec.encode(try views.bucketTotals(reader: reader)))
             for run in try views.streakRuns(reader: reader) { add("run", ViewRecordCodec.encode(run)) }
             for book in try views.goalBooks(reader: reader) { add("goal", book.bytes) }
+            for year in try views.yearViews(reader: reader) { add("year", ViewRecordCodec.encode(year)) }
         }
         return hasher.finalize().map { byte in
             let hex = Array("0123456789abcdef")

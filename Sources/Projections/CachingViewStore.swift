@@ -15,6 +15,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     private struct DayKey: Hashable { var reader: ReaderID; var day: LocalDate }
     private struct BookDayKey: Hashable { var reader: ReaderID; var book: BookID; var day: LocalDate }
     private struct MonthKey: Hashable { var reader: ReaderID; var month: YearMonth }
+    private struct YearKey: Hashable { var reader: ReaderID; var year: Int }
 
     private var books: [BookKey: BookView?] = [:]
     private var dirtyBooks: Set<BookKey> = []
@@ -28,6 +29,8 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     private var dirtyBuckets: Set<ReaderID> = []
     private var readerViews: [ReaderID: ReaderView?] = [:]
     private var dirtyReaders: Set<ReaderID> = []
+    private var years: [YearKey: YearView] = [:]
+    private var dirtyYears: Set<YearKey> = []
 
     /// Wraps `base`.
     public init(base: Base) { self.base = base }
@@ -50,8 +53,12 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
             try base.putMonthTotal(reader: key.reader, month: key.month, months[key]!)
         }
         for key in dirtyBuckets.sorted() { try base.putBucketTotals(reader: key, buckets[key]!) }
-        books = [:]; days = [:]; bookDays = [:]; months = [:]; buckets = [:]; readerViews = [:]
+        for key in dirtyYears.sorted(by: { ($0.reader, $0.year) < ($1.reader, $1.year) }) {
+            try base.putYearView(reader: key.reader, years[key]!)
+        }
+        books = [:]; days = [:]; bookDays = [:]; months = [:]; buckets = [:]; readerViews = [:]; years = [:]
         dirtyBooks = []; dirtyDays = []; dirtyBookDays = []; dirtyMonths = []; dirtyBuckets = []; dirtyReaders = []
+        dirtyYears = []
     }
 
     public func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
@@ -123,6 +130,19 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     public func goalBooks(reader: ReaderID) throws -> [BookID] { try base.goalBooks(reader: reader) }
     public mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
         try base.setGoalBook(reader: reader, book: book, active: active)
+    }
+
+    public func yearView(reader: ReaderID, year: Int) throws -> YearView? {
+        if let cached = years[YearKey(reader: reader, year: year)] { return cached.isEmpty ? nil : cached }
+        return try base.yearView(reader: reader, year: year)
+    }
+    public mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
+        let key = YearKey(reader: reader, year: view.year)
+        years[key] = view; dirtyYears.insert(key)
+    }
+    public func yearViews(reader: ReaderID) throws -> [YearView] {
+        precondition(dirtyYears.isEmpty, "flush before listing")
+        return try base.yearViews(reader: reader)
     }
 
     public func readerView(reader: ReaderID) throws -> ReaderView? {

@@ -20,6 +20,7 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     var runs: [ReaderID: [LocalDate: StreakRun]] = [:]
     var readerViews: [ReaderID: ReaderView] = [:]
     var goals: [ReaderID: Set<BookID>] = [:]
+    var years: [ReaderID: [Int: YearView]] = [:]
 
     /// An empty store.
     public init() {}
@@ -73,6 +74,13 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
         if active { goals[reader, default: []].insert(book) } else { goals[reader]?.remove(book) }
         if goals[reader]?.isEmpty == true { goals[reader] = nil }
     }
+
+    public func yearView(reader: ReaderID, year: Int) throws -> YearView? { years[reader]?[year] }
+    public mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
+        years[reader, default: [:]][view.year] = view.isEmpty ? nil : view
+        if years[reader]?.isEmpty == true { years[reader] = nil }
+    }
+    public func yearViews(reader: ReaderID) throws -> [YearView] { (years[reader] ?? [:]).values.sorted { $0.year < $1.year } }
 
     public func readerView(reader: ReaderID) throws -> ReaderView? { readerViews[reader] }
     public mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws { readerViews[reader] = view }

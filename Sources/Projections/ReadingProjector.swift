@@ -34,6 +34,10 @@ public struct ReadingProjector {
             reader.homeOrder = e.books
         case .profileUpdated(let e):
             reader.nickname = e.nickname; reader.imageFileName = e.imageFileName; reader.theme = e.theme
+        case .challengeSet(let e):
+            var year = try store.yearView(reader: readerID, year: e.year) ?? YearView(year: e.year)
+            year.challenge = e
+            try store.putYearView(reader: readerID, year)
         case .bookAdded(let e):
             if var view = try store.bookView(reader: readerID, book: e.book) {
                 let wasOnHome = view.isOnHomeList
@@ -123,9 +127,11 @@ public struct ReadingProjector {
             if let goal = view.goal { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
             view.goal = nil
             deltas.finishes[YearMonth(e.finishedOn), default: 0] += 1
+            deltas.bookFinishes[Deltas.YearBookKey(year: e.finishedOn.year, book: view.book), default: 0] += 1
         case .finishUndone:
             if let last = view.finishes.popLast() {
                 deltas.finishes[YearMonth(last), default: 0] -= 1
+                deltas.bookFinishes[Deltas.YearBookKey(year: last.year, book: view.book), default: 0] -= 1
                 if let outcome = view.goalOutcome, outcome.finishedOn == last { view.goal = outcome.goal; view.goalOutcome = nil }
             }
             view.isFinished = false; view.status = .reading
@@ -153,7 +159,7 @@ public struct ReadingProjector {
             view.liked = true; view.likedAt = at
         case .bookUnliked:
             view.liked = false; view.likedAt = nil
-        case .bookAdded, .homeOrderSet, .profileUpdated, .unknown:
+        case .bookAdded, .homeOrderSet, .profileUpdated, .challengeSet, .unknown:
             break
         }
     }
@@ -209,6 +215,8 @@ public struct ReadingProjector {
         }
         var changes: [Key: DayTotal] = [:]
         var finishes: [YearMonth: Int] = [:]
+        struct YearBookKey: Hashable { var year: Int; var book: BookID }
+        var bookFinishes: [YearBookKey: Int] = [:]
 
         mutating func add(day: LocalDate, bucket: TimeOfDay, book: BookID, pages: Int, seconds: Int) {
             changes[Key(day: day, bucket: bucket, book: book), default: DayTotal()].pages += pages
@@ -220,6 +228,8 @@ public struct ReadingProjector {
         guard !deltas.changes.isEmpty || !deltas.finishes.isEmpty else { return }
         var buckets: BucketTotals?
         var months: [YearMonth: MonthTotal] = [:]
+        var yearParts: [Deltas.YearBookKey: (pages: Int, finishes: Int)] = [:]
+        for (key, count) in deltas.bookFinishes where count != 0 { yearParts[key, default: (0, 0)].finishes += count }
         for (key, change) in deltas.changes.sorted(by: { $0.key < $1.key }) where !change.isZero {
             var day = try store.dayTotal(reader: reader, day: key.day)
             let wasReading = day.isReadingDay
@@ -242,6 +252,7 @@ public struct ReadingProjector {
             var monthTotal = try months[month] ?? store.monthTotal(reader: reader, month: month)
             monthTotal.pages += change.pages
             months[month] = monthTotal
+            if change.pages != 0 { yearParts[Deltas.YearBookKey(year: key.day.year, book: key.book), default: (0, 0)].pages += change.pages }
         }
         for (month, count) in deltas.finishes where count != 0 {
             var monthTotal = try months[month] ?? store.monthTotal(reader: reader, month: month)
@@ -250,6 +261,12 @@ public struct ReadingProjector {
         }
         if let buckets { try store.putBucketTotals(reader: reader, buckets) }
         for (month, total) in months.sorted(by: { $0.key < $1.key }) { try store.putMonthTotal(reader: reader, month: month, total) }
+        for (key, part) in yearParts.sorted(by: { ($0.key.year, $0.key.book) < ($1.key.year, $1.key.book) })
+        where part.pages != 0 || part.finishes != 0 {
+            var year = try store.yearView(reader: reader, year: key.year) ?? YearView(year: key.year)
+            year.add(book: key.book, pages: part.pages, finishes: part.finishes)
+            try store.putYearView(reader: reader, year)
+        }
     }
 
     private func addReadingDay(_ day: LocalDate, reader: ReaderID, to store: inout some ViewStore) throws {

@@ -302,3 +302,53 @@ public struct ReaderView: Hashable, Sendable {
     /// An empty reader.
     public init() {}
 }
+
+/// One book's part in one calendar year: pages credited to days of the year, and finishes whose
+/// finish day falls in it.
+///
+/// `Sendable`: plain values.
+public struct YearBook: Hashable, Sendable {
+    /// The book.
+    public var book: BookID
+    /// Pages credited to reading days of the year (every read-through; corrections applied).
+    public var pages: Int
+    /// Finishes dated in the year (a re-read finished in the same year adds one; an undone finish
+    /// takes one back).
+    public var finishes: Int
+    /// A book's part.
+    public init(book: BookID, pages: Int = 0, finishes: Int = 0) { self.book = book; self.pages = pages; self.finishes = finishes }
+}
+
+/// What the views keep about one calendar year of a reader: the yearly challenge, and each book's
+/// pages and finishes in the year. The category, challenge and year-in-review queries read it.
+///
+/// Books are kept by ID, not by category: the category of a book is read from its
+/// ``BookView`` when a query runs, so a corrected category moves all of the book's pages and
+/// finishes at once.
+///
+/// `Sendable`: a value type.
+public struct YearView: Hashable, Sendable {
+    /// The calendar year (of local reading days and finish days).
+    public var year: Int
+    /// The latest challenge set for the year.
+    public var challenge: ChallengeSet?
+    /// Books with pages or finishes in the year, in book-ID order; none with both zero.
+    public var books: [YearBook]
+    /// An empty year.
+    public init(year: Int, challenge: ChallengeSet? = nil, books: [YearBook] = []) {
+        self.year = year; self.challenge = challenge; self.books = books
+    }
+    /// Whether there is nothing to keep.
+    public var isEmpty: Bool { challenge == nil && books.isEmpty }
+
+    /// Adds pages and finishes to one book's part, keeping the order and dropping zero parts.
+    public mutating func add(book: BookID, pages: Int, finishes: Int) {
+        let index = books.firstIndex { !($0.book < book) } ?? books.endIndex
+        if index < books.endIndex, books[index].book == book {
+            books[index].pages += pages; books[index].finishes += finishes
+            if books[index].pages == 0, books[index].finishes == 0 { books.remove(at: index) }
+        } else if pages != 0 || finishes != 0 {
+            books.insert(YearBook(book: book, pages: pages, finishes: finishes), at: index)
+        }
+    }
+}

@@ -133,6 +133,39 @@ public enum ViewRecordCodec {
                         rating: rating, liked: liked, likedAt: likedAt)
     }
 
+    // MARK: Year views
+
+    /// Encodes a year view.
+    public static func encode(_ v: YearView) -> [UInt8] {
+        var w = ByteWriter()
+        w.u8(format)
+        w.int(v.year)
+        w.optional(v.challenge) { w, c in
+            w.int(c.year)
+            w.optional(c.books) { w, x in w.int(x) }
+            w.optional(c.pages) { w, x in w.int(x) }
+        }
+        w.array(v.books) { w, b in w.bytes16(b.book.bytes); w.int(b.pages); w.int(b.finishes) }
+        return w.bytes
+    }
+
+    /// Decodes a year view; a typed error for anything malformed.
+    public static func decodeYearView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> YearView {
+        var r = ByteReader(Array(bytes), record: "YearView")
+        _ = try r.expectFormat()
+        let year = try r.int("year")
+        let challenge = try r.optional("challenge") { r throws(ViewDecodingError) in
+            ChallengeSet(year: try r.int("challenge.year"),
+                         books: try r.optional("challenge.books") { r throws(ViewDecodingError) in try r.int("challenge.books") },
+                         pages: try r.optional("challenge.pages") { r throws(ViewDecodingError) in try r.int("challenge.pages") })
+        }
+        let books = try r.array("books") { r throws(ViewDecodingError) in
+            YearBook(book: BookID(bytes: try r.bytes16("book.id"))!, pages: try r.int("book.pages"), finishes: try r.int("book.finishes"))
+        }
+        try r.expectEnd()
+        return YearView(year: year, challenge: challenge, books: books)
+    }
+
     // MARK: Small records
 
     /// Encodes a day total.

@@ -56,6 +56,13 @@ public protocol ViewStore {
     /// Records whether a book has an active goal (in the library, not finished, with a goal).
     mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws
 
+    /// The record of one calendar year (challenge, books' pages and finishes), if any.
+    func yearView(reader: ReaderID, year: Int) throws -> YearView?
+    /// Stores the record of one year; an empty record removes it.
+    mutating func putYearView(reader: ReaderID, _ view: YearView) throws
+    /// Every year record of the reader, in year order.
+    func yearViews(reader: ReaderID) throws -> [YearView]
+
     /// The reader's own record.
     func readerView(reader: ReaderID) throws -> ReaderView?
     /// Stores the reader's own record.

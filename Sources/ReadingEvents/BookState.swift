@@ -139,7 +139,7 @@ public struct BookState: Hashable, Sendable {
             isLiked = true
         case .bookUnliked:
             isLiked = false
-        case .homeOrderSet, .profileUpdated, .unknown:
+        case .homeOrderSet, .profileUpdated, .challengeSet, .unknown:
             break
         }
     }
@@ -153,6 +153,8 @@ public struct ReaderState: Hashable, Sendable {
     public private(set) var homeOrder: [BookID] = []
     /// The nickname, once set.
     public private(set) var nickname: String?
+    /// The yearly challenges set, by year.
+    public private(set) var challenges: [Int: ChallengeSet] = [:]
 
     /// A fresh state.
     public init() {}
@@ -162,6 +164,7 @@ public struct ReaderState: Hashable, Sendable {
         switch event {
         case .homeOrderSet(let e): homeOrder = e.books
         case .profileUpdated(let e): nickname = e.nickname
+        case .challengeSet(let e): challenges[e.year] = e
         case .bookAdded, .metadataCorrected, .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted,
              .pagesRead, .progressCorrected, .readThroughStarted, .sessionStarted, .sessionPaused, .sessionResumed,
              .sessionFinished, .sessionDiscarded, .bookFinished, .finishUndone, .sentenceCollected, .sentenceEdited,

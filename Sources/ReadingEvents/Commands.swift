@@ -67,4 +67,6 @@ public enum ReaderCommand: Hashable, Sendable {
     case setHomeOrder([BookID])
     /// Update the profile.
     case updateProfile(nickname: String, imageFileName: String?, theme: Theme?)
+    /// Set or change the yearly challenge of `year`: a target of books, of pages, or both.
+    case setChallenge(year: Int, books: Int?, pages: Int?)
 }

@@ -211,6 +211,9 @@ extension ReaderCommand {
             try ValueRules.length(image, field: "imageFileName", limit: Limits.imageFileNameLength)
             try ValueRules.theme(theme)
             return [.profileUpdated(ProfileUpdated(nickname: nickname, imageFileName: image, theme: theme))]
+        case .setChallenge(let year, let books, let pages):
+            let challenge = try ChallengeSet(year: year, books: books, pages: pages).validated()
+            return state.challenges[year] == challenge ? [] : [.challengeSet(challenge)]
         }
     }
 }

@@ -94,6 +94,8 @@ extension ReadingEvent {
             try ValueRules.text(e.nickname, field: "nickname", limit: Limits.nicknameLength)
             try ValueRules.length(e.imageFileName, field: "imageFileName", limit: Limits.imageFileNameLength)
             try ValueRules.theme(e.theme)
+        case .challengeSet(let e):
+            _ = try e.validated()
         case .unknown(let u):
             try EventType.checkTag(u.type, schemaVersion: u.schemaVersion)
         case .bookRemoved, .goalDeleted, .sessionStarted, .sessionPaused, .sessionResumed, .sessionDiscarded,

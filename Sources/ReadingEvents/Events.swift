@@ -345,6 +345,41 @@ public struct ProfileUpdated: Hashable, Sendable, Codable {
     }
 }
 
+/// The reader set or changed the yearly challenge: a target of books finished and/or pages read in
+/// one calendar year (as Goodreads, StoryGraph, Openreads and BookWyrm have). Setting it again for the
+/// same year replaces the target.
+public struct ChallengeSet: Hashable, Sendable, Codable {
+    /// The calendar year, ``Limits/challengeYears``.
+    public var year: Int
+    /// Books to finish in the year, 1 ... ``Limits/challengeBooks``; `nil` when only pages count.
+    public var books: Int?
+    /// Pages to read in the year, 1 ... ``Limits/challengePages``; `nil` when only books count.
+    public var pages: Int?
+    /// Creates the payload (unchecked; ``validated()`` and the decide step check it).
+    public init(year: Int, books: Int?, pages: Int?) { self.year = year; self.books = books; self.pages = pages }
+
+    /// The payload if it keeps the rules: a year in ``Limits/challengeYears``, at least one target,
+    /// each target positive and within its limit. The error names the field and the rule.
+    public func validated() throws(ValidationError) -> ChallengeSet {
+        guard Limits.challengeYears.contains(year) else {
+            throw ValidationError(field: "year", rule: .outOfRange,
+                                  detail: "year \(year) is outside \(Limits.challengeYears.lowerBound) ... \(Limits.challengeYears.upperBound)")
+        }
+        guard books != nil || pages != nil else {
+            throw ValidationError(field: "books", rule: .empty, detail: "a challenge needs a target of books, of pages, or both")
+        }
+        if let books, !(1...Limits.challengeBooks).contains(books) {
+            throw ValidationError(field: "books", rule: .outOfRange,
+                                  detail: "a target of \(books) books is outside 1 ... \(Limits.challengeBooks)")
+        }
+        if let pages, !(1...Limits.challengePages).contains(pages) {
+            throw ValidationError(field: "pages", rule: .outOfRange,
+                                  detail: "a target of \(pages) pages is outside 1 ... \(Limits.challengePages)")
+        }
+        return self
+    }
+}
+
 // MARK: Unknown
 
 /// An event this build does not know (written by a newer version): kept byte for byte, skipped by
@@ -390,4 +425,10 @@ public enum Limits {
     public static let imageFileNameLength = 255
     /// The longest event type tag: 100 ASCII letters, digits, `.`, `_` or `-`, starting with a letter.
     public static let typeTagLength = 100
+    /// The years a yearly challenge may be set for: 1900 ... 2199, the years an event instant may fall in.
+    public static let challengeYears = 1900...2199
+    /// The largest yearly target of books: 10,000.
+    public static let challengeBooks = 10_000
+    /// The largest yearly target of pages: 10,000,000.
+    public static let challengePages = 10_000_000
 }

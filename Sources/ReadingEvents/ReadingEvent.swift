@@ -63,6 +63,8 @@ public enum ReadingEvent: Hashable, Sendable {
     case homeOrderSet(HomeOrderSet)
     /// ``ProfileUpdated``
     case profileUpdated(ProfileUpdated)
+    /// ``ChallengeSet``
+    case challengeSet(ChallengeSet)
     /// An event of a type this build does not know; see ``UnknownEvent``.
     case unknown(UnknownEvent)
 
@@ -98,11 +100,12 @@ public enum ReadingEvent: Hashable, Sendable {
         case .bookUnliked: .bookUnliked
         case .homeOrderSet: .homeOrderSet
         case .profileUpdated: .profileUpdated
+        case .challengeSet: .challengeSet
         case .unknown(let unknown): EventType(tag: unknown.type, schemaVersion: unknown.schemaVersion)
         }
     }
 
-    /// The book this event is about; `nil` for reader-level events (home order, profile) and
+    /// The book this event is about; `nil` for reader-level events (home order, profile, challenge) and
     /// unknown events.
     public var book: BookID? {
         switch self {
@@ -133,7 +136,7 @@ public enum ReadingEvent: Hashable, Sendable {
         case .ratingCleared(let e): e.book
         case .bookLiked(let e): e.book
         case .bookUnliked(let e): e.book
-        case .homeOrderSet, .profileUpdated, .unknown: nil
+        case .homeOrderSet, .profileUpdated, .challengeSet, .unknown: nil
         }
     }
 
@@ -217,6 +220,8 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
     public static let homeOrderSet = EventType(tag: "HomeOrderSet", schemaVersion: 1)
     /// ``ProfileUpdated`` v1.
     public static let profileUpdated = EventType(tag: "ProfileUpdated", schemaVersion: 1)
+    /// ``ChallengeSet`` v1.
+    public static let challengeSet = EventType(tag: "ChallengeSet", schemaVersion: 1)
 
     /// Every type this build knows, at its current schema version.
     public static let known: [EventType] = [
@@ -224,7 +229,7 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
         .pagesRead, .progressCorrected, .readThroughStarted, .sessionStarted, .sessionPaused, .sessionResumed,
         .sessionFinished, .sessionDiscarded, .bookFinished, .finishUndone, .sentenceCollected, .sentenceEdited,
         .sentenceRemoved, .memoWritten, .memoEdited, .memoRemoved, .ratingSet, .ratingCleared, .bookLiked,
-        .bookUnliked, .homeOrderSet, .profileUpdated,
+        .bookUnliked, .homeOrderSet, .profileUpdated, .challengeSet,
     ]
 }
 

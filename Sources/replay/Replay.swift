@@ -16,7 +16,7 @@ struct Replay: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [Demo.self, Rebuild.self, Verify.self, Audit.self, Show.self, Export.self, Import.self,
-                      Backup.self, Stats.self]
+                      Backup.self, Stats.self, Report.self]
     )
 }
 

@@ -48,6 +48,7 @@ import Testing
                 self.views.append((3, ViewRecordCodec.encode(try views.bucketTotals(reader: reader))))
                 for run in try views.streakRuns(reader: reader) { self.views.append((4, ViewRecordCodec.encode(run))) }
                 if let view = try views.readerView(reader: reader) { self.views.append((5, ViewRecordCodec.encode(view))) }
+                for year in try views.yearViews(reader: reader) { self.views.append((6, ViewRecordCodec.encode(year))) }
             }
         }
     }
@@ -152,7 +153,8 @@ import Testing
                     case 2: let v = try ViewRecordCodec.decodeMonthTotal(bytes); #expect(try ViewRecordCodec.decodeMonthTotal(ViewRecordCodec.encode(v)) == v)
                     case 3: let v = try ViewRecordCodec.decodeBucketTotals(bytes); #expect(try ViewRecordCodec.decodeBucketTotals(ViewRecordCodec.encode(v)) == v)
                     case 4: let v = try ViewRecordCodec.decodeStreakRun(bytes); #expect(try ViewRecordCodec.decodeStreakRun(ViewRecordCodec.encode(v)) == v)
-                    default: let v = try ViewRecordCodec.decodeReaderView(bytes); #expect(try ViewRecordCodec.decodeReaderView(ViewRecordCodec.encode(v)) == v)
+                    case 5: let v = try ViewRecordCodec.decodeReaderView(bytes); #expect(try ViewRecordCodec.decodeReaderView(ViewRecordCodec.encode(v)) == v)
+                    default: let v = try ViewRecordCodec.decodeYearView(bytes); #expect(try ViewRecordCodec.decodeYearView(ViewRecordCodec.encode(v)) == v)
                     }
                     accepted[kind] += 1
                 } catch { #expect(!error.field.isEmpty && !error.problem.isEmpty) }

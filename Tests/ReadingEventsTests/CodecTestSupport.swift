@@ -18,6 +18,7 @@ enum CodecSamples {
         case bookFinished, finishUndone
         case sentenceCollected, sentenceEdited, sentenceRemoved, memoWritten, memoEdited, memoRemoved
         case ratingSet, ratingCleared, bookLiked, bookUnliked, homeOrderSet, profileUpdated
+        case challengeSet
     }
 
     static let zones = ["Asia/Seoul", "America/New_York", "Europe/Berlin", "UTC", "Australia/Lord_Howe",
@@ -145,6 +146,13 @@ enum CodecSamples {
             return .profileUpdated(ProfileUpdated(nickname: text(&rng, maxPieces: 6, limit: Limits.nicknameLength),
                                                   imageFileName: Bool.random(using: &rng) ? "profile-\(UInt16.random(in: 0...999, using: &rng)).png" : nil,
                                                   theme: theme(&rng)))
+        case .challengeSet:
+            // At least one target; each in its full range, often at the edges.
+            let which = Int.random(in: 0...2, using: &rng)
+            return .challengeSet(ChallengeSet(
+                year: Int.random(in: Limits.challengeYears, using: &rng),
+                books: which == 1 ? nil : [1, Limits.challengeBooks, Int.random(in: 1...60, using: &rng)].randomElement(using: &rng)!,
+                pages: which == 2 ? nil : [1, Limits.challengePages, Int.random(in: 1...30_000, using: &rng)].randomElement(using: &rng)!))
         }
     }
 

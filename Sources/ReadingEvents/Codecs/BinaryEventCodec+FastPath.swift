@@ -137,7 +137,7 @@ private enum FastStoredEvent {
             case (6, 0): version = try cursor.varint()
             case (7, 2): correlationSlice = try cursor.lengthDelimited()
             case (8, 2): causationSlice = try cursor.lengthDelimited()
-            case (16...45, 2):
+            case (16...46, 2):
                 // One payload member: a second one (or the same again) merges or replaces.
                 guard payloadField == 0 else { throw giveUp }
                 payloadField = field
@@ -288,7 +288,7 @@ private struct FastPayload {
         try DecodingChecks.date(dayNumber: sint32(field), name)
     }
 
-    /// The event of payload member `field` (16 ... 45) and the type it must be stored as.
+    /// The event of payload member `field` (16 ... 46) and the type it must be stored as.
     func event(field: Int) throws(EventDecodingError) -> (ReadingEvent, EventType) {
         switch field {
         case 16:
@@ -372,6 +372,10 @@ private struct FastPayload {
             return (.profileUpdated(ProfileUpdated(
                 nickname: try DecodingChecks.text(try string(f1), limit: Limits.nicknameLength, "data.nickname"),
                 imageFileName: try DecodingChecks.limited(optionalString(f2), limit: Limits.imageFileNameLength, "data.imageFileName"), theme: try theme(f3))), .profileUpdated)
+        case 46:
+            guard f4.kind == 0 else { throw giveUp }
+            return (.challengeSet(try DecodingChecks.challenge(
+                year: try int64(f1), books: try optionalInt64(f2), pages: try optionalInt64(f3))), .challengeSet)
         default:
             // 39 (RatingSet v1: the upcaster's business), 44 (HomeOrderSet: a repeated field).
             throw giveUp

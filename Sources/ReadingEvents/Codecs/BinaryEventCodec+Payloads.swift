@@ -144,6 +144,12 @@ extension ProtoPayload {
                 if let image = e.imageFileName { $0.imageFileName = image }
                 if let theme = e.theme { $0.theme = theme.rawValue }
             })
+        case .challengeSet(let e):
+            self = .challengeSet(.with {
+                $0.year = Int64(e.year)
+                if let books = e.books { $0.books = Int64(books) }
+                if let pages = e.pages { $0.pages = Int64(pages) }
+            })
         case .unknown:
             return nil
         }
@@ -260,6 +266,9 @@ enum ProtoRead {
             try DecodingChecks.goalDates(start: start, target: target)
             return .event(.goalSet(GoalSet(book: try id(m.book, "data.book"), startDate: start, targetDate: target,
                                            theme: try theme(m.hasTheme, m.theme))))
+        case .challengeSet(let m):
+            return .event(.challengeSet(try DecodingChecks.challenge(
+                year: m.year, books: m.hasBooks ? m.books : nil, pages: m.hasPages ? m.pages : nil)))
         case .goalChanged(let m):
             return .event(.goalChanged(GoalChanged(
                 book: try id(m.book, "data.book"),

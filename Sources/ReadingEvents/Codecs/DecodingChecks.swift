@@ -143,6 +143,13 @@ enum DecodingChecks {
         return books
     }
 
+    /// A yearly challenge that passes ``ChallengeSet/validated()`` (values outside `Int` are out of range too).
+    static func challenge(year: Int64, books: Int64?, pages: Int64?) throws(EventDecodingError) -> ChallengeSet {
+        func small(_ v: Int64) -> Int { Int(clamping: max(min(v, Int64(Int32.max)), Int64(Int32.min))) }
+        do { return try ChallengeSet(year: small(year), books: books.map(small), pages: pages.map(small)).validated() }
+        catch { throw EventDecodingError(error, under: "data.") }
+    }
+
     /// A goal whose target is not before its start.
     static func goalDates(start: LocalDate, target: LocalDate) throws(EventDecodingError) {
         guard target >= start else {

@@ -119,6 +119,7 @@ private struct Line: Encodable {
         case .bookUnliked(let p): try c.encode(p, forKey: .data)
         case .homeOrderSet(let p): try c.encode(p, forKey: .data)
         case .profileUpdated(let p): try c.encode(p, forKey: .data)
+        case .challengeSet(let p): try c.encode(p, forKey: .data)
         case .unknown(let u):
             try c.encodeNil(forKey: .data)
             try c.encode(Data(u.payload).base64EncodedString(), forKey: .rawPayload)
@@ -291,6 +292,9 @@ private enum JSONPayloads {
                 nickname: try f.text("nickname", limit: Limits.nicknameLength),
                 imageFileName: try DecodingChecks.limited(f.optionalString("imageFileName"), limit: Limits.imageFileNameLength,
                                                           f.path("imageFileName")), theme: try f.theme("theme")))
+        case EventType.challengeSet.tag:
+            return .challengeSet(try DecodingChecks.challenge(
+                year: try f.int64("year"), books: try f.optionalInt64("books"), pages: try f.optionalInt64("pages")))
         default:
             // `EventUpcaster.form` returned a current type this table lacks: a programming error
             // that the round-trip tests over every type catch; reported, not trapped.

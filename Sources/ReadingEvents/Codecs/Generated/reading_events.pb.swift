@@ -378,6 +378,14 @@ nonisolated struct Readinghistory_V1_StoredEvent: Sendable {
     set {payload = .profileUpdated(newValue)}
   }
 
+  var challengeSet: Readinghistory_V1_ChallengeSet {
+    get {
+      if case .challengeSet(let v)? = payload {return v}
+      return Readinghistory_V1_ChallengeSet()
+    }
+    set {payload = .challengeSet(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// The payload: exactly one member for a known event type.
@@ -414,6 +422,7 @@ nonisolated struct Readinghistory_V1_StoredEvent: Sendable {
     case bookUnliked(Readinghistory_V1_BookUnliked)
     case homeOrderSet(Readinghistory_V1_HomeOrderSet)
     case profileUpdated(Readinghistory_V1_ProfileUpdated)
+    case challengeSet(Readinghistory_V1_ChallengeSet)
 
   }
 
@@ -1148,6 +1157,43 @@ nonisolated struct Readinghistory_V1_ProfileUpdated: Sendable {
   fileprivate var _theme: String? = nil
 }
 
+/// The reader's yearly challenge for one calendar year (set again to change it).
+nonisolated struct Readinghistory_V1_ChallengeSet: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 1900 ... 2199.
+  var year: Int64 = 0
+
+  /// Books to finish, 1 ... 10,000; absent when only pages count.
+  var books: Int64 {
+    get {_books ?? 0}
+    set {_books = newValue}
+  }
+  /// Returns true if `books` has been explicitly set.
+  var hasBooks: Bool {self._books != nil}
+  /// Clears the value of `books`. Subsequent reads from it will return its default value.
+  mutating func clearBooks() {self._books = nil}
+
+  /// Pages to read, 1 ... 10,000,000; absent when only books count.
+  var pages: Int64 {
+    get {_pages ?? 0}
+    set {_pages = newValue}
+  }
+  /// Returns true if `pages` has been explicitly set.
+  var hasPages: Bool {self._pages != nil}
+  /// Clears the value of `pages`. Subsequent reads from it will return its default value.
+  mutating func clearPages() {self._pages = nil}
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _books: Int64? = nil
+  fileprivate var _pages: Int64? = nil
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "readinghistory.v1"
@@ -1158,7 +1204,7 @@ nonisolated extension Readinghistory_V1_ReadingStatus: SwiftProtobuf._ProtoNameP
 
 nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StoredEvent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reader\0\u{3}occurred_at_us\0\u{3}time_zone\0\u{3}recorded_at_us\0\u{1}type\0\u{3}schema_version\0\u{3}correlation_id\0\u{3}causation_id\0\u{4}\u{7}raw_payload\0\u{3}book_added\0\u{3}metadata_corrected\0\u{3}book_removed\0\u{3}reading_status_changed\0\u{3}goal_set\0\u{3}goal_changed\0\u{3}goal_deleted\0\u{3}pages_read\0\u{3}progress_corrected\0\u{3}read_through_started\0\u{3}session_started\0\u{3}session_paused\0\u{3}session_resumed\0\u{3}session_finished\0\u{3}session_discarded\0\u{3}book_finished\0\u{3}finish_undone\0\u{3}sentence_collected\0\u{3}sentence_edited\0\u{3}sentence_removed\0\u{3}memo_written\0\u{3}memo_edited\0\u{3}memo_removed\0\u{3}rating_set_v1\0\u{3}rating_set\0\u{3}rating_cleared\0\u{3}book_liked\0\u{3}book_unliked\0\u{3}home_order_set\0\u{3}profile_updated\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reader\0\u{3}occurred_at_us\0\u{3}time_zone\0\u{3}recorded_at_us\0\u{1}type\0\u{3}schema_version\0\u{3}correlation_id\0\u{3}causation_id\0\u{4}\u{7}raw_payload\0\u{3}book_added\0\u{3}metadata_corrected\0\u{3}book_removed\0\u{3}reading_status_changed\0\u{3}goal_set\0\u{3}goal_changed\0\u{3}goal_deleted\0\u{3}pages_read\0\u{3}progress_corrected\0\u{3}read_through_started\0\u{3}session_started\0\u{3}session_paused\0\u{3}session_resumed\0\u{3}session_finished\0\u{3}session_discarded\0\u{3}book_finished\0\u{3}finish_undone\0\u{3}sentence_collected\0\u{3}sentence_edited\0\u{3}sentence_removed\0\u{3}memo_written\0\u{3}memo_edited\0\u{3}memo_removed\0\u{3}rating_set_v1\0\u{3}rating_set\0\u{3}rating_cleared\0\u{3}book_liked\0\u{3}book_unliked\0\u{3}home_order_set\0\u{3}profile_updated\0\u{3}challenge_set\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1565,6 +1611,19 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
           self.payload = .profileUpdated(v)
         }
       }()
+      case 46: try {
+        var v: Readinghistory_V1_ChallengeSet?
+        var hadOneofValue = false
+        if let current = self.payload {
+          hadOneofValue = true
+          if case .challengeSet(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.payload = .challengeSet(v)
+        }
+      }()
       default: break
       }
     }
@@ -1722,6 +1781,10 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
     case .profileUpdated?: try {
       guard case .profileUpdated(let v)? = self.payload else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 45)
+    }()
+    case .challengeSet?: try {
+      guard case .challengeSet(let v)? = self.payload else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 46)
     }()
     case nil: break
     }
@@ -3043,6 +3106,50 @@ nonisolated extension Readinghistory_V1_ProfileUpdated: SwiftProtobuf.Message, S
     if lhs.nickname != rhs.nickname {return false}
     if lhs._imageFileName != rhs._imageFileName {return false}
     if lhs._theme != rhs._theme {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Readinghistory_V1_ChallengeSet: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ChallengeSet"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}year\0\u{1}books\0\u{1}pages\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.year) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self._books) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self._pages) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.year != 0 {
+      try visitor.visitSingularInt64Field(value: self.year, fieldNumber: 1)
+    }
+    try { if let v = self._books {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._pages {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Readinghistory_V1_ChallengeSet, rhs: Readinghistory_V1_ChallengeSet) -> Bool {
+    if lhs.year != rhs.year {return false}
+    if lhs._books != rhs._books {return false}
+    if lhs._pages != rhs._pages {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,68 @@
+import ArgumentParser
+import EventStoreLMDB
+import Foundation
+import Projections
+import ReadingEvents
+import ReadingReport
+
+extension Replay {
+    struct Report: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the reading report of one reader and year: one self-contained HTML page of charts.",
+            discussion: """
+                The page holds a year page calendar, daily bars, time-of-day bars, monthly pages and finishes, \
+                streak runs, finished books by category, the yearly challenge with its pace line, the year in \
+                review, the bookshelf as a stack of spines and the home list with D-days; inline SVG and CSS, \
+                no script, nothing fetched. "Today" is --as-of in --zone (default: the time and zone of the \
+                reader's latest event); --year defaults to the year of today. The file is written whole or \
+                not at all.
+                """)
+
+        @OptionGroup var options: StoreOptions
+        @Option(help: "The reader (UUID).") var reader: String
+        @Option(help: "The calendar year (default: the year of \"today\").") var year: Int?
+        @Option(help: "\"Today\" for the report: an ISO 8601 date or instant.") var asOf: String?
+        @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's latest event).") var zone: String?
+        @Option(help: "The HTML file to write (its directory must exist).") var out: String
+
+        func validate() throws {
+            if ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
+            if let zone, (try? ZoneID(zone)) == nil { throw ValidationError("--zone \"\(zone)\" is not an IANA time zone identifier") }
+            if let asOf, Timestamp(iso8601: asOf) == nil, (try? LocalDate(iso: asOf)) == nil {
+                throw ValidationError("--as-of \"\(asOf)\" is not an ISO 8601 date or instant")
+            }
+            if let year, !Limits.challengeYears.contains(year) {
+                throw ValidationError("--year \(year) is outside \(Limits.challengeYears.lowerBound) ... \(Limits.challengeYears.upperBound)")
+            }
+            if out.isEmpty || out.hasSuffix("/") { throw ValidationError("--out \"\(out)\" is not a file name") }
+        }
+
+        func run() throws {
+            let file = URL(fileURLWithPath: out)
+            var isDirectory: ObjCBool = false
+            let directory = file.deletingLastPathComponent()
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ReplayError("--out: the directory \(directory.path) does not exist")
+            }
+            let store = try options.openExisting()
+            let reader = ReaderID(uuidString: self.reader)!
+            guard let latest = try store.latestEvent(of: reader) else {
+                throw ReplayError("reader \(reader) has no events in \(options.url.path)")
+            }
+            let zone = try zone.map { try ZoneID($0) } ?? latest.timeZone
+            let asOf = try asOf.map { try parseInstant($0, zone: zone) } ?? latest.occurredAt
+            let clock = LocalClock(dayStartHour: store.dayStartHour)
+            let data: ReportData
+            do {
+                data = try store.withViews { views in
+                    try views.reportData(reader: reader, year: year, asOf: asOf, zone: zone, clock: clock)
+                }
+            } catch let error as ReportDataError {
+                throw ReplayError(error.description)
+            }
+            let html = ReportPage.html(for: data)
+            try Data(html.utf8).write(to: file, options: .atomic)
+            print("wrote \(file.path): report \(data.year) of reader \(reader), \(html.utf8.count) bytes")
+        }
+    }
+}
