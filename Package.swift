@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // The reading-history core: an event-sourced domain (ReadingEvents), pure folds into the views
-// reading apps show (Projections), a durable LMDB event log with persisted views (EventStoreLMDB),
-// and the `replay` command that rebuilds, verifies, audits and exports.
+// reading apps show (Projections), a thin typed LMDB wrapper (LMDB), a durable event log with
+// persisted views on top of it (EventStoreLMDB), and the `replay` command that rebuilds,
+// verifies, audits and exports.
 import PackageDescription
 
 let package = Package(
@@ -28,6 +29,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // The thin typed LMDB wrapper: environment, transactions, typed databases, codecs, errors.
+        // The only importer of CLMDB. A target, not a product: EventStoreLMDB re-exports it.
+        .target(
+            name: "LMDB",
+            dependencies: ["CLMDB"]
+        ),
         .target(
             name: "ReadingEvents",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
@@ -40,7 +47,7 @@ let package = Package(
         .target(
             name: "EventStoreLMDB",
             dependencies: [
-                "CLMDB",
+                "LMDB",
                 "Projections",
                 "ReadingEvents",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -94,7 +101,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventStoreLMDBTests",
-            dependencies: ["EventStoreLMDB", "store-test-helper"]
+            dependencies: ["EventStoreLMDB", "LMDB", "store-test-helper"]
         ),
     ]
 )

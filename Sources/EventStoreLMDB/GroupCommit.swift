@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// Group commit: concurrent writers of one process share write transactions.
 ///

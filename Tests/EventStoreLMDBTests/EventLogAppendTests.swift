@@ -2,6 +2,7 @@ import Foundation
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 func withLog(_ options: LMDBEnvironmentOptions = LMDBEnvironmentOptions(), _ body: (EventLog) throws -> Void) throws {
     try withTempDirectory { dir in

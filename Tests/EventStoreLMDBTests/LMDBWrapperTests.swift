@@ -2,6 +2,7 @@ import Foundation
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 struct TestFailure: Error, Equatable { let tag: Int }
 

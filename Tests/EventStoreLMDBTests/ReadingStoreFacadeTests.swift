@@ -3,6 +3,7 @@ import Projections
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 /// The host-facing facade in one process: execute, validation, retries, reader scoping, the
 /// audit trail and change notifications.

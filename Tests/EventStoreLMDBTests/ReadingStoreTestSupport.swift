@@ -3,6 +3,7 @@ import Projections
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 #if canImport(Glibc)
 import Glibc
