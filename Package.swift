@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "ReadingEvents", targets: ["ReadingEvents"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "EventStoreLMDB", targets: ["EventStoreLMDB"]),
+        // The seeded demo history, for the Benchmarks package (and any host app's previews).
+        .library(name: "DemoHistory", targets: ["DemoHistory"]),
         .library(name: "ReadingReport", targets: ["ReadingReport"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
@@ -53,6 +55,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The seeded, realistic demo history generator (pure: ReadingEvents only), shared by
+        // `replay demo`, the tests, the store test helper and the Benchmarks package.
+        .target(
+            name: "DemoHistory",
+            dependencies: ["ReadingEvents"]
+        ),
         // The reading report page: self-contained HTML with inline SVG charts, built with Plot.
         // Kept out of the core modules so they stay light.
         .target(
@@ -66,6 +74,7 @@ let package = Package(
         .executableTarget(
             name: "replay",
             dependencies: [
+                "DemoHistory",
                 "EventStoreLMDB",
                 "ReadingReport",
                 "Projections",
@@ -76,7 +85,7 @@ let package = Package(
         // A small child-process helper for the multi-process and crash tests of the store.
         .executableTarget(
             name: "store-test-helper",
-            dependencies: ["EventStoreLMDB"],
+            dependencies: ["DemoHistory", "EventStoreLMDB"],
             path: "Tests/StoreTestHelper"
         ),
         .testTarget(
@@ -101,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventStoreLMDBTests",
-            dependencies: ["EventStoreLMDB", "LMDB", "store-test-helper"]
+            dependencies: ["DemoHistory", "EventStoreLMDB", "LMDB", "store-test-helper"]
         ),
     ]
 )

@@ -37,6 +37,7 @@
 //       opens a read transaction, prints "holding LAST", waits (in the same transaction) until
 //       PATH exists, then prints "snapshot LAST BEYOND": the last position the snapshot still
 //       sees and how many records after the first LAST it sees (0 when it is a true snapshot).
+import DemoHistory
 import EventStoreLMDB
 import Foundation
 import ReadingEvents
