@@ -82,10 +82,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Helpers shared by the test targets and the store test helper (temporary directories,
+        // directory snapshots, deterministic IDs, finding built executables): Foundation only.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
+        ),
         // A small child-process helper for the multi-process and crash tests of the store.
         .executableTarget(
             name: "store-test-helper",
-            dependencies: ["DemoHistory", "EventStoreLMDB"],
+            dependencies: ["DemoHistory", "EventStoreLMDB", "TestSupport"],
             path: "Tests/StoreTestHelper"
         ),
         .testTarget(
@@ -106,11 +112,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplayCLITests",
-            dependencies: ["replay", "EventStoreLMDB", "ReadingEvents"]
+            dependencies: ["replay", "EventStoreLMDB", "ReadingEvents", "TestSupport"]
         ),
         .testTarget(
             name: "EventStoreLMDBTests",
-            dependencies: ["DemoHistory", "EventStoreLMDB", "LMDB", "store-test-helper"]
+            dependencies: ["DemoHistory", "EventStoreLMDB", "LMDB", "store-test-helper", "TestSupport"]
         ),
     ]
 )
