@@ -76,22 +76,19 @@ import Testing
             try withTempDirectory { dir in
                 let store = try ReadingStore.open(at: dir.child("store"))
                 let tables = store.generations[1]
-                // Each phase commits, and the next one reads in a new transaction.
-                try store.log.environment.write { txn in
-                    var views = LMDBViewStore(txn: txn, tables: tables)
-                    try Self.fill(&views)
+                // Each phase commits its writes, then reads them in a new transaction.
+                func phase(_ change: (inout LMDBViewStore) throws -> Void, _ check: (LMDBViewStore) throws -> Void) throws {
+                    try store.log.environment.write { txn in
+                        var views = LMDBViewStore(txn: txn, tables: tables)
+                        try change(&views)
+                    }
+                    try store.log.environment.read { txn in try check(LMDBViewStore(txn: txn, tables: tables)) }
                 }
-                try store.log.environment.read { txn in
-                    let views = LMDBViewStore(txn: txn, tables: tables)
+                try phase({ try Self.fill(&$0) }) { views in
                     try Self.checkPoints(views)
                     #expect(try Contents(of: views) == expectedFull)
                 }
-                try store.log.environment.write { txn in
-                    var views = LMDBViewStore(txn: txn, tables: tables)
-                    try Self.deleteDeletable(&views)
-                }
-                try store.log.environment.read { txn in
-                    let views = LMDBViewStore(txn: txn, tables: tables)
+                try phase({ try Self.deleteDeletable(&$0) }) { views in
                     try Self.checkDeleted(views)
                     #expect(try Contents(of: views) == expectedEmptied)
                 }
