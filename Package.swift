@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // The reading-history core: an event-sourced domain (ReadingEvents), pure folds into the views
-// reading apps show (Projections), a durable LMDB event log with persisted views (EventStoreLMDB),
-// and the `replay` command that rebuilds, verifies, audits and exports.
+// reading apps show (Projections), a thin typed LMDB wrapper (LMDB), a durable event log with
+// persisted views on top of it (EventStoreLMDB), and the `replay` command that rebuilds,
+// verifies, audits and exports.
 import PackageDescription
 
 let package = Package(
@@ -11,6 +12,8 @@ let package = Package(
         .library(name: "ReadingEvents", targets: ["ReadingEvents"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "EventStoreLMDB", targets: ["EventStoreLMDB"]),
+        // The seeded demo history, for the Benchmarks package (and any host app's previews).
+        .library(name: "DemoHistory", targets: ["DemoHistory"]),
         .library(name: "ReadingReport", targets: ["ReadingReport"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
@@ -28,6 +31,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // The thin typed LMDB wrapper: environment, transactions, typed databases, codecs, errors.
+        // The only importer of CLMDB. A target, not a product: EventStoreLMDB re-exports it.
+        .target(
+            name: "LMDB",
+            dependencies: ["CLMDB"]
+        ),
         .target(
             name: "ReadingEvents",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
@@ -40,11 +49,17 @@ let package = Package(
         .target(
             name: "EventStoreLMDB",
             dependencies: [
-                "CLMDB",
+                "LMDB",
                 "Projections",
                 "ReadingEvents",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        // The seeded, realistic demo history generator (pure: ReadingEvents only), shared by
+        // `replay demo`, the tests, the store test helper and the Benchmarks package.
+        .target(
+            name: "DemoHistory",
+            dependencies: ["ReadingEvents"]
         ),
         // The reading report page: self-contained HTML with inline SVG charts, built with Plot.
         // Kept out of the core modules so they stay light.
@@ -59,6 +74,7 @@ let package = Package(
         .executableTarget(
             name: "replay",
             dependencies: [
+                "DemoHistory",
                 "EventStoreLMDB",
                 "ReadingReport",
                 "Projections",
@@ -66,10 +82,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Helpers shared by the test targets and the store test helper (temporary directories,
+        // directory snapshots, deterministic IDs, finding built executables): Foundation only.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
+        ),
         // A small child-process helper for the multi-process and crash tests of the store.
         .executableTarget(
             name: "store-test-helper",
-            dependencies: ["EventStoreLMDB"],
+            dependencies: ["DemoHistory", "EventStoreLMDB", "TestSupport"],
             path: "Tests/StoreTestHelper"
         ),
         .testTarget(
@@ -90,11 +112,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplayCLITests",
-            dependencies: ["replay", "EventStoreLMDB", "ReadingEvents"]
+            dependencies: ["replay", "EventStoreLMDB", "ReadingEvents", "TestSupport"]
         ),
         .testTarget(
             name: "EventStoreLMDBTests",
-            dependencies: ["EventStoreLMDB", "store-test-helper"]
+            dependencies: ["DemoHistory", "EventStoreLMDB", "LMDB", "store-test-helper", "TestSupport"]
         ),
     ]
 )

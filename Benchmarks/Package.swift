@@ -25,6 +25,7 @@ let package = Package(
         .executableTarget(
             name: "reading-benchmarks",
             dependencies: [
+                .product(name: "DemoHistory", package: "ReadingHistory"),
                 .product(name: "EventStoreLMDB", package: "ReadingHistory"),
                 .product(name: "Projections", package: "ReadingHistory"),
                 .product(name: "ReadingEvents", package: "ReadingHistory"),

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// Wakes the log's observers when this process appends (other processes are seen by polling).
 final class AppendSignals: Sendable {

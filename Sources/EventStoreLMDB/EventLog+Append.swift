@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 extension EventLog {
     /// Appends one event to `stream` in its own write transaction.

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 extension EventLog {
     /// The number of records one read transaction reads in the chunked reads.

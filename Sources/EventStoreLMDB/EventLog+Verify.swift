@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 extension EventLog {
     /// Walks every record in order, in chunks of `chunkSize` records (one short read transaction

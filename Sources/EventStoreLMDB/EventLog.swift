@@ -1,5 +1,5 @@
-import CLMDB
 import Foundation
+import LMDB
 
 #if canImport(Glibc)
 import Glibc
@@ -49,14 +49,14 @@ public final class EventLog: Sendable {
         static let last = "last"
     }
 
-    private init(environment: LMDBEnvironment, directory: URL, handles: [String: MDB_dbi]) {
+    private init(environment: LMDBEnvironment, directory: URL, databases: LMDBDatabaseSet) {
         self.environment = environment
         self.directory = directory
-        events = LMDBDatabase(name: "events", handle: handles["events"]!)
-        eventIDs = LMDBDatabase(name: "eventIDs", handle: handles["eventIDs"]!)
-        streams = LMDBDatabase(name: "streams", handle: handles["streams"]!)
-        streamIndex = LMDBDatabase(name: "streamIndex", handle: handles["streamIndex"]!)
-        meta = LMDBDatabase(name: "meta", handle: handles["meta"]!)
+        events = databases.database("events")
+        eventIDs = databases.database("eventIDs")
+        streams = databases.database("streams")
+        streamIndex = databases.database("streamIndex")
+        meta = databases.database("meta")
     }
 
     /// Opens the store in `directory`, creating it when the directory is missing or empty
@@ -200,17 +200,17 @@ public final class EventLog: Sendable {
             guard !options.readOnly else {
                 throw EventStoreError.notAStore(path: directory.path, reason: "the store is empty and opened read-only")
             }
-            let handles = try environment.openHandles(named: all, create: true) { txn, handles in
-                let meta = LMDBDatabase<UTF8String, RawBytes>(name: "meta", handle: handles["meta"]!)
+            let databases = try environment.openDatabases(named: all, create: true) { txn, databases in
+                let meta = databases.database("meta", keys: UTF8String.self, values: RawBytes.self)
                 try txn.put(meta, MetaKey.format, BigEndianUInt32.encode(formatVersion), flags: .noOverwrite)
             }
-            return EventLog(environment: environment, directory: directory, handles: handles)
+            return EventLog(environment: environment, directory: directory, databases: databases)
         }
         guard names.contains("meta") else {
             throw EventStoreError.notAStore(path: directory.path, reason: "an LMDB environment without a meta database")
         }
-        let metaHandles = try environment.openHandles(named: ["meta"], create: false)
-        let meta = LMDBDatabase<UTF8String, RawBytes>(name: "meta", handle: metaHandles["meta"]!)
+        let meta = try environment.openDatabases(named: ["meta"], create: false)
+            .database("meta", keys: UTF8String.self, values: RawBytes.self)
         let format = try environment.read { txn -> UInt32? in
             guard let bytes = try txn.get(meta, MetaKey.format) else { return nil }
             return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
@@ -228,8 +228,8 @@ public final class EventLog: Sendable {
         guard missing.isEmpty else {
             throw EventStoreError.notAStore(path: directory.path, reason: "missing databases \(missing)")
         }
-        let handles = try environment.openHandles(named: all, create: false)
-        return EventLog(environment: environment, directory: directory, handles: handles)
+        let databases = try environment.openDatabases(named: all, create: false)
+        return EventLog(environment: environment, directory: directory, databases: databases)
     }
 
     /// Refuses a `data.mdb` whose first meta page lacks LMDB's magic number, before LMDB maps it.

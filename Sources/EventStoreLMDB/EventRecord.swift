@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LMDB
 
 /// The stored bytes of one event, and their checks.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Projections
 import ReadingEvents
 
@@ -43,11 +44,7 @@ public final class ReadingStore: Sendable {
 
     init(log: EventLog, dayStartHour requested: Int) throws {
         self.log = log
-        groupCommit = GroupCommit(environment: log.environment) { error in
-            if error is ValidationError { return true }
-            if let storeError = error as? EventStoreError, case .wrongExpectedVersion = storeError { return true }
-            return false
-        }
+        groupCommit = GroupCommit(environment: log.environment)
         viewMeta = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: RawBytes.self)
         readerIndex = try log.openDatabase(named: "index.reader", keys: RawBytes.self, values: RawBytes.self)
         generations = [try ViewDatabases(log: log, generation: 0), try ViewDatabases(log: log, generation: 1)]
@@ -207,7 +204,7 @@ public final class ReadingStore: Sendable {
         // (a year-1 page record is out of range, not "backward").
         _ = try context.envelopes(for: [])
         // `submit` returns only after the leader ran the work, so `decide` never outlives this call.
-        let outcome = try withoutActuallyEscaping(decide) { decide in try groupCommit.submit { [self] txn -> Any in
+        let result = try withoutActuallyEscaping(decide) { decide in try groupCommit.submit { [self] txn -> (stored: [EventEnvelope], isNew: Bool) in
             // Fold anything another writer appended without folding, so views stay exactly-once.
             try catchUpAll(txn)
             if try log.event(withID: context.commandID.uuid, in: txn) != nil {
@@ -232,7 +229,6 @@ public final class ReadingStore: Sendable {
             try foldAppended(envelopes, txn)
             return (stored: envelopes, isNew: true)
         } }
-        let result = outcome as! (stored: [EventEnvelope], isNew: Bool)
         if result.isNew { log.notifyObservers() }
         return result.stored
     }

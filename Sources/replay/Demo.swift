@@ -1,4 +1,5 @@
 import ArgumentParser
+import DemoHistory
 import EventStoreLMDB
 import Foundation
 import ReadingEvents

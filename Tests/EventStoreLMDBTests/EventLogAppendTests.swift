@@ -1,7 +1,9 @@
 import Foundation
+import TestSupport
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 func withLog(_ options: LMDBEnvironmentOptions = LMDBEnvironmentOptions(), _ body: (EventLog) throws -> Void) throws {
     try withTempDirectory { dir in

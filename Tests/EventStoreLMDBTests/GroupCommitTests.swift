@@ -1,7 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 import ReadingEvents
 @testable import EventStoreLMDB
+import LMDB
 
 @Suite struct GroupCommitTests {
     static let metadata = BookMetadata(title: "Group", pageCount: 10_000)
@@ -68,6 +70,49 @@ import ReadingEvents
             #expect(failures.all.sorted() == ["rating", "rating", "rating", "rating"])
             #expect(try store.withViews { try $0.bookView(reader: reader, book: book)!.sentences.count } == 4)
         }
+    }
+}
+
+/// The group commit itself, on a bare environment: typed results, and which errors fail alone.
+@Suite struct GroupCommitUnitTests {
+    /// `submit` hands back the work's own value; an error marked ``FailsAlone`` reaches its caller
+    /// as thrown, and so does any other error (which aborts the transaction: its put is gone).
+    @Test func submitReturnsTheWorksOwnTypeAndHandsBackErrors() throws {
+        try withTempDirectory { dir in
+            try FileManager.default.createDirectory(at: dir.child("env"), withIntermediateDirectories: true)
+            let environment = try LMDBEnvironment(directory: dir.child("env"))
+            let table = try environment.openDatabase(named: "t", keys: UTF8String.self, values: UTF8String.self)
+            let group = GroupCommit(environment: environment)
+            let pair: (count: Int, name: String) = try group.submit { txn in
+                try txn.put(table, "a", "1")
+                return (count: 1, name: "a")
+            }
+            #expect(pair.count == 1 && pair.name == "a")
+            let conflict = EventStoreError.wrongExpectedVersion(stream: "s", expected: .noStream, actual: 3)
+            #expect(throws: conflict) { try group.submit { _ -> Int in throw conflict } }
+            let rejection = ValidationError(field: "rating", rule: .offQuarterStep, detail: "4.3 stars")
+            #expect(throws: rejection) { try group.submit { _ -> Int in throw rejection } }
+            let damage = EventStoreError.corruptView(detail: "test")
+            #expect(throws: damage) {
+                try group.submit { txn -> Int in
+                    try txn.put(table, "b", "2")
+                    throw damage
+                }
+            }
+            #expect(try environment.read { txn in try txn.get(table, "b") } == nil)
+            #expect(try environment.read { txn in try txn.get(table, "a") } == "1")
+            #expect(group.counts.requests == 4)
+        }
+    }
+
+    /// Rule violations and version conflicts fail alone; store damage and LMDB failures do not.
+    @Test func onlyRejectionsAreMarkedFailsAlone() {
+        func failsAlone(_ error: any Error) -> Bool { (error as? any FailsAlone)?.failsAlone ?? false }
+        #expect(failsAlone(ValidationError(field: "rating", rule: .offQuarterStep, detail: "4.3 stars")))
+        #expect(failsAlone(EventStoreError.wrongExpectedVersion(stream: "s", expected: .exactly(1), actual: 2)))
+        #expect(!failsAlone(EventStoreError.corruptView(detail: "x")))
+        #expect(!failsAlone(EventStoreError.corruptRecord(position: 1, reason: "x")))
+        #expect(!failsAlone(LMDBError(operation: "mdb_put(t)", code: -30792)))
     }
 }
 

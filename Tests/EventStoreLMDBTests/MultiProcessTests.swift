@@ -1,7 +1,9 @@
 import Foundation
+import TestSupport
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,10 @@
 import Foundation
+import TestSupport
 import Projections
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 /// The host-facing facade in one process: execute, validation, retries, reader scoping, the
 /// audit trail and change notifications.

@@ -1,8 +1,10 @@
+import DemoHistory
 import Foundation
 import Projections
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB
+import LMDB
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import EventStoreLMDB
 import Foundation
+import TestSupport
 import Projections
 import ReadingEvents
 import Testing

@@ -1,3 +1,4 @@
+import DemoHistory
 import Foundation
 import Projections
 import ReadingEvents

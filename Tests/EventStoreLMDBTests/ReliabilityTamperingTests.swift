@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import ReadingEvents
 import Testing
 @testable import EventStoreLMDB

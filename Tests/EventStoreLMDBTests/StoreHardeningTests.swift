@@ -1,4 +1,6 @@
+import DemoHistory
 import Foundation
+import TestSupport
 import Projections
 import ReadingEvents
 import Testing

@@ -1,24 +1,16 @@
 import Foundation
 import Testing
 import ReadingEvents
+import TestSupport
 @testable import EventStoreLMDB
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A fresh directory under the temporary directory, removed by `remove()`.
-struct TempDirectory {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("store-tests-\(UUID().uuidString)")
-    }
-
-    /// A subdirectory URL (not created).
-    func child(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
+extension TempDirectory {
+    /// A fresh store-test directory path (not created: opening a store creates it).
+    init() { self.init(prefix: "store-tests") }
 }
 
 /// Runs `body` with a fresh temp directory and removes it afterwards.
@@ -35,32 +27,12 @@ func withTempDirectory<R>(_ body: (TempDirectory) async throws -> R) async rethr
     return try await body(directory)
 }
 
-/// The same derivation as the helper's, so the parent knows the IDs a child appended.
-func deterministicID(prefix: String, index: Int) -> UUID {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in prefix.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    var bytes = [UInt8](repeating: 0, count: 16)
-    for i in 0..<8 { bytes[i] = UInt8(truncatingIfNeeded: hash >> (8 * UInt64(i))) }
-    for i in 0..<8 { bytes[8 + i] = UInt8(truncatingIfNeeded: UInt64(index) >> (8 * UInt64(i))) }
-    return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                       bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
-}
-
 /// `count` events with payloads drawn from `rng`.
 func randomEvents(_ count: Int, using rng: inout SplitMix64, maxPayload: Int = 64) -> [NewEvent] {
     (0..<count).map { _ in
         let size = Int.random(in: 0...maxPayload, using: &rng)
         return NewEvent(payload: (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
-}
-
-/// Every file of a directory with its bytes (for "modified nothing" checks).
-func snapshot(of directory: URL) throws -> [String: Data] {
-    var result: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-        result[name] = try Data(contentsOf: directory.appendingPathComponent(name))
-    }
-    return result
 }
 
 /// The permission bits of a file.
@@ -71,22 +43,9 @@ func permissions(of url: URL) throws -> Int {
 
 /// The `store-test-helper` executable, built beside the test bundle.
 func helperExecutable() throws -> URL {
-    var candidates: [URL] = []
-    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-        candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
-    }
-    if let main = Bundle.main.executableURL { candidates.append(main.deletingLastPathComponent()) }
-    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-    for directory in candidates {
-        // The test binary may live inside an .xctest bundle: look up a few levels.
-        var current = directory
-        for _ in 0..<4 {
-            let candidate = current.appendingPathComponent("store-test-helper")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            current = current.deletingLastPathComponent()
-        }
-    }
-    throw HelperError.notFound(candidates.map(\.path))
+    let found = builtExecutable(named: "store-test-helper")
+    guard let url = found.url else { throw HelperError.notFound(found.searched) }
+    return url
 }
 
 enum HelperError: Error {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 10 (hardening), the CLI and import items: each test failed against the build before its fix.

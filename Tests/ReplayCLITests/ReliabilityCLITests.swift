@@ -1,5 +1,6 @@
 import EventStoreLMDB
 import Foundation
+import TestSupport
 import ReadingEvents
 import Testing
 

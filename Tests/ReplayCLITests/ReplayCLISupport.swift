@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The outcome of one run of the `replay` binary.
@@ -22,19 +23,12 @@ struct ReplayRun: CustomStringConvertible {
     }
 }
 
-/// A fresh temporary directory per test, removed by `remove()`.
-struct CLITempDirectory {
-    let url: URL
+/// A fresh temporary directory per test (created at once), removed by `remove()`.
+typealias CLITempDirectory = TempDirectory
 
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("replay-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func child(_ name: String) -> URL { url.appendingPathComponent(name) }
-    func path(_ name: String) -> String { child(name).path }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
+extension TempDirectory {
+    /// A fresh, created directory for one CLI test.
+    init() throws { self = try .created(prefix: "replay-cli") }
 }
 
 enum ReplayBinaryError: Error, CustomStringConvertible {
@@ -47,26 +41,9 @@ enum ReplayBinaryError: Error, CustomStringConvertible {
 /// The `replay` executable, built in the same products directory as the test bundle (the test
 /// target depends on it).
 let replayExecutable: Result<URL, ReplayBinaryError> = {
-    var candidates: [URL] = []
-    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-        candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
-    }
-    if let main = Bundle.main.executableURL { candidates.append(main.deletingLastPathComponent()) }
-    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-    for directory in candidates {
-        // The test binary may live inside an .xctest bundle: look up a few levels.
-        var current = directory
-        for _ in 0..<4 {
-            let candidate = current.appendingPathComponent("replay")
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate.path) {
-                return .success(candidate)
-            }
-            current = current.deletingLastPathComponent()
-        }
-    }
-    return .failure(.notFound(candidates.map(\.path)))
+    let found = builtExecutable(named: "replay")
+    guard let url = found.url else { return .failure(.notFound(found.searched)) }
+    return .success(url)
 }()
 
 /// Runs the built `replay` with `arguments`; stdout and stderr go to files (no pipe can fill up),
@@ -159,22 +136,6 @@ func lastPosition(of store: String, sourceLocation: SourceLocation = #_sourceLoc
 /// `verify --json` of a store (exit status 0 required).
 func verifyReport(of store: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
     try replayOK(["verify", "--store", store, "--json"], sourceLocation: sourceLocation).jsonObject()
-}
-
-/// Every file of a directory (recursively) with its bytes, for "modified nothing" checks.
-func snapshot(of directory: URL) throws -> [String: Data] {
-    var result: [String: Data] = [:]
-    guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else { return result }
-    while let name = enumerator.nextObject() as? String {
-        let url = directory.appendingPathComponent(name)
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-            result[name] = try Data(contentsOf: url)
-        } else {
-            result[name + "/"] = Data()
-        }
-    }
-    return result
 }
 
 /// The JSON objects of a JSON Lines text.

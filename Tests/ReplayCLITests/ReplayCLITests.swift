@@ -1,5 +1,6 @@
 import EventStoreLMDB
 import Foundation
+import TestSupport
 import Testing
 
 // End-to-end tests of the built `replay` binary: every subcommand is run as a child process on a

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `replay report`: the page opens in a real headless Chromium (Debian's `chromium`) with no

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 16, case 3: without `--as-of`, `show` takes "today" from the reader's latest moment in the

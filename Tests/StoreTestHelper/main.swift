@@ -37,9 +37,11 @@
 //       opens a read transaction, prints "holding LAST", waits (in the same transaction) until
 //       PATH exists, then prints "snapshot LAST BEYOND": the last position the snapshot still
 //       sees and how many records after the first LAST it sees (0 when it is a true snapshot).
+import DemoHistory
 import EventStoreLMDB
 import Foundation
 import ReadingEvents
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -60,17 +62,6 @@ func say(_ line: String) {
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data(("store-test-helper: " + message + "\n").utf8))
     exit(2)
-}
-
-/// The same derivation as the tests' `deterministicID(prefix:index:)`.
-func deterministicID(prefix: String, index: Int) -> UUID {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in prefix.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    var bytes = [UInt8](repeating: 0, count: 16)
-    for i in 0..<8 { bytes[i] = UInt8(truncatingIfNeeded: hash >> (8 * UInt64(i))) }
-    for i in 0..<8 { bytes[8 + i] = UInt8(truncatingIfNeeded: UInt64(index) >> (8 * UInt64(i))) }
-    return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                       bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())

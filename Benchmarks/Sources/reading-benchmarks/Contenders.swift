@@ -1,5 +1,6 @@
 // The three contenders: the ReadingStore, raw LMDB (the ceiling) and SQLite through GRDB (the
 // baseline a Swift developer would otherwise write), plus the realistic event source.
+import DemoHistory
 import EventStoreLMDB
 import Foundation
 import GRDB

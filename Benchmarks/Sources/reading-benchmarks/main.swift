@@ -10,6 +10,7 @@
 // --quick      smaller workloads and N = 100,000 (a couple of minutes).
 // --no-large   skip the 10 N store (P6 and P7 then use the N store).
 // --keep-stores  leave the N and 10 N stores in the temporary directory (for mdb_stat) and print their paths.
+import DemoHistory
 import EventStoreLMDB
 import Foundation
 import GRDB

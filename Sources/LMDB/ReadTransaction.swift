@@ -50,7 +50,7 @@ public class ReadTransaction {
     }
 
     /// The raw stored bytes for `key` (pointing into the map, valid until the transaction ends).
-    func rawValue<Key, Value>(
+    package func rawValue<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: [UInt8]
     ) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var value = MDB_val()
@@ -96,7 +96,7 @@ public class ReadTransaction {
     }
 
     /// The cursor walk of ``forEach(_:from:direction:prefix:_:)`` over raw bytes.
-    func forEachRaw<Key, Value>(
+    package func forEachRaw<Key, Value>(
         _ database: LMDBDatabase<Key, Value>,
         from start: [UInt8]?,
         direction: LMDBDirection,

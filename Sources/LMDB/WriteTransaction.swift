@@ -20,7 +20,7 @@ public final class WriteTransaction: ReadTransaction {
     }
 
     /// Stores raw bytes (used by the log and by tests that damage records on purpose).
-    func putRaw<Key, Value>(
+    package func putRaw<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: [UInt8], _ value: [UInt8], flags: LMDBPutFlags
     ) throws(LMDBError) {
         try ensureActive("mdb_put(\(database.name))")

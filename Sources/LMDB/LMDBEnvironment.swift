@@ -219,7 +219,19 @@ public final class LMDBEnvironment: @unchecked Sendable {
 
     /// Opens several named databases in one transaction, then runs `initialize` in the same
     /// write transaction (when `create` is true), so creation and first contents commit together.
-    func openHandles(
+    ///
+    /// - Throws: ``LMDBError`` (of kind ``LMDBError/Kind/notFound`` for a missing database when
+    ///   `create` is false), or what `initialize` throws (nothing is then created).
+    package func openDatabases(
+        named names: [String], create: Bool, initialize: ((WriteTransaction, LMDBDatabaseSet) throws -> Void)? = nil
+    ) throws -> LMDBDatabaseSet {
+        let handles = try openHandles(named: names, create: create, initialize: initialize.map { initialize in
+            { txn, handles in try initialize(txn, LMDBDatabaseSet(handles: handles)) }
+        })
+        return LMDBDatabaseSet(handles: handles)
+    }
+
+    private func openHandles(
         named names: [String], create: Bool, initialize: ((WriteTransaction, [String: MDB_dbi]) throws -> Void)? = nil
     ) throws -> [String: MDB_dbi] {
         // mdb_dbi_open must not run in two transactions at once: the write lock serializes it.
@@ -262,7 +274,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
 
     /// Copies the environment to `directory` (which must exist and be empty), compacting it
     /// (`mdb_env_copy2` with `MDB_CP_COMPACT`); safe while other transactions run. The copy is
-    /// written as LMDB creates it (mode 0666 less the umask): ``EventLog/backup(to:)`` is the
+    /// written as LMDB creates it (mode 0666 less the umask): `EventLog.backup(to:)` (in EventStoreLMDB) is the
     /// safe way to make a backup.
     public func copy(to directory: URL) throws {
         try gate.shared {
@@ -273,7 +285,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
 
     /// Runs `body` holding the rebuild lock (see ``StoreFileLocks``); `nil` without running it
     /// when another rebuild (in this or another process) holds it.
-    func withRebuildLock<R>(_ body: () throws -> R) throws -> R? {
+    package func withRebuildLock<R>(_ body: () throws -> R) throws -> R? {
         guard try fileLocks.tryLockRebuild() else { return nil }
         defer { fileLocks.unlockRebuild() }
         return try body()
@@ -358,5 +370,21 @@ public final class LMDBEnvironment: @unchecked Sendable {
             }
         }
         mapRange.withLock { $0 = found }
+    }
+}
+
+/// Named databases opened together by ``LMDBEnvironment/openDatabases(named:create:initialize:)``;
+/// the caller names each one's codecs when it takes it out of the set.
+package struct LMDBDatabaseSet: Sendable {
+    fileprivate let handles: [String: MDB_dbi]
+
+    /// The database `name` of the set, typed by the caller's codecs (a promise about its contents,
+    /// as in ``LMDBEnvironment/openDatabase(named:keys:values:create:)``). `name` must be one of
+    /// the names the set was opened with.
+    package func database<Key: LMDBKeyCodec, Value: LMDBValueCodec>(
+        _ name: String, keys: Key.Type = Key.self, values: Value.Type = Value.self
+    ) -> LMDBDatabase<Key, Value> {
+        guard let handle = handles[name] else { preconditionFailure("database \(name) was not opened in this set") }
+        return LMDBDatabase(name: name, handle: handle)
     }
 }

@@ -49,7 +49,7 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
     public let message: String
 
     /// Creates the error for a failed LMDB call; the one way C failures become Swift errors.
-    init(operation: String, code: Int32) {
+    package init(operation: String, code: Int32) {
         self.operation = operation
         self.code = code
         self.message = String(cString: mdb_strerror(code))
@@ -95,7 +95,7 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The error for a failed write (a commit or a copy): a full disk is named as such. LMDB
     /// reports a short `pwrite` as `EIO`, which is what a full disk usually gives, so `EIO` with
     /// less than 1 MiB free on the file system of `directory` is reported as a full disk too.
-    static func writeFailure(code: Int32, operation: String, directory: String) -> LMDBError {
+    package static func writeFailure(code: Int32, operation: String, directory: String) -> LMDBError {
         guard code == ENOSPC || code == EIO else { return LMDBError(operation: operation, code: code) }
         var fs = statvfs()
         let free: UInt64? = statvfs(directory, &fs) == 0 ? UInt64(fs.f_bavail) * UInt64(fs.f_frsize) : nil
