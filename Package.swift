@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ReadingEvents", targets: ["ReadingEvents"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "EventStoreLMDB", targets: ["EventStoreLMDB"]),
+        .library(name: "ReadingImport", targets: ["ReadingImport"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
     dependencies: [
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
     targets: [
         // System library: LMDB from the OS (Debian: liblmdb-dev, which ships lmdb.pc).
@@ -25,6 +27,13 @@ let package = Package(
             name: "CLMDB",
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // System library: SQLite from the OS (Debian: libsqlite3-dev, which ships sqlite3.pc), to
+        // read KOReader's statistics database.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(
             name: "ReadingEvents",
@@ -44,12 +53,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Other apps' histories (Goodreads, StoryGraph, KOReader) as validated events.
+        .target(
+            name: "ReadingImport",
+            dependencies: ["ReadingEvents", "CSQLite", .product(name: "SwiftCSV", package: "SwiftCSV")]
+        ),
         .executableTarget(
             name: "replay",
             dependencies: [
                 "EventStoreLMDB",
                 "Projections",
                 "ReadingEvents",
+                "ReadingImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -73,6 +88,10 @@ let package = Package(
         .testTarget(
             name: "ReplayCLITests",
             dependencies: ["replay", "EventStoreLMDB", "ReadingEvents"]
+        ),
+        .testTarget(
+            name: "ReadingImportTests",
+            dependencies: ["ReadingImport", "EventStoreLMDB", "Projections", "ReadingEvents", "CSQLite"]
         ),
         .testTarget(
             name: "EventStoreLMDBTests",
