@@ -11,7 +11,10 @@ import ReadingEvents
 struct ImportPlan {
     let options: ImportOptions
     var report: ImportReport
-    private(set) var envelopes: [EventEnvelope] = []
+    /// Each event with its book's number in source order and its order key (see ``result``).
+    private var made: [(envelope: EventEnvelope, book: Int, key: Timestamp)] = []
+    private var lastKey: [BookID: Timestamp] = [:]
+    private var bookNumbers: [BookID: Int] = [:]
 
     init(source: ImportSource, options: ImportOptions) {
         self.options = options
@@ -47,12 +50,16 @@ struct ImportPlan {
         do {
             let events = try command.decide(for: book.id, in: book.state, at: instant)
             let made = try context.envelopes(for: events)
+            let number = bookNumbers[book.id] ?? bookNumbers.count
+            bookNumbers[book.id] = number
             for envelope in made {
                 book.state.apply(envelope.event, occurredAt: envelope.occurredAt)
                 report.eventsByType[envelope.type.tag, default: 0] += 1
+                let key = max(envelope.occurredAt, lastKey[book.id] ?? envelope.occurredAt)
+                lastKey[book.id] = key
+                self.made.append((envelope, number, key))
             }
             book.events += made.count
-            envelopes += made
             return true
         } catch {
             report.skipped.append(.init(line: line ?? book.line ?? 0, reason: "\(book.title.isEmpty ? book.identity : book.title): \(error)"))
@@ -75,7 +82,16 @@ struct ImportPlan {
         report.skipped.append(.init(line: line, reason: reason))
     }
 
-    var result: ImportResult { ImportResult(envelopes: envelopes, report: report) }
+    /// The events in time order across books, each book's own order kept: sorted by the running
+    /// latest instant of their book's events so far, then book, then order within the book. So a
+    /// history imported from an older snapshot and then a newer one lands in the same log order
+    /// (the same positions) as the newer one alone.
+    var result: ImportResult {
+        let ordered = made.enumerated().sorted { a, b in
+            (a.element.key, a.element.book, a.offset) < (b.element.key, b.element.book, b.offset)
+        }
+        return ImportResult(envelopes: ordered.map(\.element.envelope), report: report)
+    }
 
     // MARK: Local dates and instants
 
