@@ -14,17 +14,8 @@ enum GoodreadsImporter {
     static let required = ["Book Id", "Title", "Author", "Exclusive Shelf", "Date Read", "Date Added"]
 
     static func read(text: String, options: ImportOptions, progress: ImportProgress?) throws(ImportError) -> ImportResult {
-        let table = try CSVTable(text: text)
-        guard table.hasColumns(required) else {
-            throw .wrongFormat(source: .goodreads,
-                               expected: "a Goodreads library export with the columns \(required.joined(separator: ", ")); found \(table.header.prefix(8).joined(separator: ", "))")
-        }
-        var plan = ImportPlan(source: .goodreads, options: options)
-        for (index, row) in table.rows.enumerated() {
-            importRow(row, table, &plan)
-            progress?(index + 1, table.rows.count)
-        }
-        return plan.result
+        try ImportPlan.readCSV(text, source: .goodreads, describedAs: "a Goodreads library export", required: required, options: options,
+                               progress: progress, row: importRow)
     }
 
     private static func importRow(_ row: CSVTable.Row, _ table: CSVTable, _ plan: inout ImportPlan) {

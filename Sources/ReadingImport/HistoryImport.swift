@@ -12,6 +12,8 @@ import ReadingEvents
 ///
 /// Pure apart from reading the file: the same file and options always give the same envelopes
 /// (event IDs included), whatever the machine's time zone.
+///
+/// `Sendable`: a namespace without cases.
 public enum HistoryImport {
     /// Reads `url` as `source`.
     ///

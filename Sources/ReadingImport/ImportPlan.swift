@@ -86,6 +86,24 @@ struct ImportPlan {
     /// latest instant of their book's events so far, then book, then order within the book. So a
     /// history imported from an older snapshot and then a newer one lands in the same log order
     /// (the same positions) as the newer one alone.
+    /// Reads CSV text as `source`: refuses it unless the `required` columns are there, then
+    /// imports it row by row with `importRow`.
+    static func readCSV(_ text: String, source: ImportSource, describedAs name: String, required: [String],
+                        options: ImportOptions, progress: ImportProgress?,
+                        row importRow: (CSVTable.Row, CSVTable, inout ImportPlan) -> Void) throws(ImportError) -> ImportResult {
+        let table = try CSVTable(text: text)
+        guard table.hasColumns(required) else {
+            throw .wrongFormat(source: source,
+                               expected: "\(name) with the columns \(required.joined(separator: ", ")); found \(table.header.prefix(8).joined(separator: ", "))")
+        }
+        var plan = ImportPlan(source: source, options: options)
+        for (index, row) in table.rows.enumerated() {
+            importRow(row, table, &plan)
+            progress?(index + 1, table.rows.count)
+        }
+        return plan.result
+    }
+
     var result: ImportResult {
         let ordered = made.enumerated().sorted { a, b in
             (a.element.key, a.element.book, a.offset) < (b.element.key, b.element.book, b.offset)

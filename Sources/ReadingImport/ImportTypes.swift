@@ -83,7 +83,7 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
 ///
 /// `Sendable`: a value type.
 public struct ImportReport: Sendable, Hashable, Codable {
-    /// One book of the source.
+    /// One book of the source. `Sendable`: a value type.
     public struct Book: Sendable, Hashable, Codable {
         /// Its identifier in this package (derived from the reader, the source and ``identity``).
         public var book: BookID
@@ -97,7 +97,7 @@ public struct ImportReport: Sendable, Hashable, Codable {
         public var events: Int
     }
 
-    /// A row that was not imported, with where it is and why.
+    /// A row that was not imported, with where it is and why. `Sendable`: a value type.
     public struct Skipped: Sendable, Hashable, Codable {
         /// The CSV line the row starts on, or the KOReader `page_stat_data` rowid.
         public var line: Int
@@ -106,6 +106,7 @@ public struct ImportReport: Sendable, Hashable, Codable {
     }
 
     /// Something imported with a caveat (an undated finish, a reversed range, a capped position).
+    /// `Sendable`: a value type.
     public struct Warning: Sendable, Hashable, Codable {
         /// The CSV line, the KOReader rowid, or nil for the whole book.
         public var line: Int?

@@ -14,17 +14,8 @@ enum StoryGraphImporter {
     static let required = ["Title", "Authors", "Read Status", "Dates Read"]
 
     static func read(text: String, options: ImportOptions, progress: ImportProgress?) throws(ImportError) -> ImportResult {
-        let table = try CSVTable(text: text)
-        guard table.hasColumns(required) else {
-            throw .wrongFormat(source: .storygraph,
-                               expected: "a StoryGraph export with the columns \(required.joined(separator: ", ")); found \(table.header.prefix(8).joined(separator: ", "))")
-        }
-        var plan = ImportPlan(source: .storygraph, options: options)
-        for (index, row) in table.rows.enumerated() {
-            importRow(row, table, &plan)
-            progress?(index + 1, table.rows.count)
-        }
-        return plan.result
+        try ImportPlan.readCSV(text, source: .storygraph, describedAs: "a StoryGraph export", required: required, options: options,
+                               progress: progress, row: importRow)
     }
 
     /// One `Dates Read` range; either end may be missing.
