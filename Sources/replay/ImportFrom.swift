@@ -64,22 +64,30 @@ extension Replay {
             if interactive { warn("") }
             let report = result.report
             var added = 0, stored = 0
+            var rejected: [ReadingStore.ImportOutcome.Rejection] = []
             if !dryRun {
                 let store = try ReadingStore.open(at: options.url)
                 let outcome = try store.importHistory(result.envelopes)
-                added = outcome.added; stored = outcome.alreadyStored
+                added = outcome.added; stored = outcome.alreadyStored; rejected = outcome.rejected
             }
+            let titles = Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
             let summary = dryRun
                 ? "dry run: \(report.books.count) books, \(result.envelopes.count) events from \(file); nothing written"
-                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored) for \(report.books.count) books from \(file) in \(String(format: "%.2f", seconds(since: start))) s; \(report.skipped.count) rows skipped, \(report.warnings.count) warnings"
+                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", seconds(since: start))) s; \(report.skipped.count) rows skipped, \(report.warnings.count) warnings"
             if json {
                 let data = try JSONEncoder.sorted.encode(report)
                 var object = try JSONSerialization.jsonObject(with: data) as! [String: Any]
                 object["added"] = added; object["alreadyStored"] = stored; object["events"] = result.envelopes.count
                 object["dryRun"] = dryRun; object["reader"] = reader; object["zone"] = zone
+                object["rejectedByStore"] = rejected.map {
+                    ["eventID": $0.eventID.description, "type": $0.type, "book": $0.book?.description ?? "", "reason": $0.reason]
+                }
                 try printJSON(object)
             } else {
                 print(report.text)
+                for r in rejected {
+                    print("  not taken: \(r.type) of \(r.book.flatMap { titles[$0] } ?? "?"): \(r.reason)")
+                }
                 print(summary)
             }
         }

@@ -64,4 +64,25 @@ import Testing
         #expect(view.finishes == [Fixtures.day("2023-01-15")])
         #expect(view.rating == (try Rating(stars: 5)))
     }
+
+    @Test func anEventThatDoesNotFitTheStoredHistoryIsNotAppendedAndIsReported() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let text = try String(contentsOf: Fixtures.url("goodreads-31.csv"), encoding: .utf8)
+        let store = try ReadingStore.open(at: dir.child("store"))
+        let first = try HistoryImport.read(.goodreads, csv: text, options: Fixtures.options())
+        #expect(try store.importHistory(first.envelopes).rejected.isEmpty)
+        // The reader corrected Klara's Date Read on Goodreads: the new finish is a new event, but
+        // the book is finished already, so the decide step refuses it on the stored history.
+        let moved = try HistoryImport.read(.goodreads, csv: text.replacingOccurrences(of: "2021-04-20", with: "2021-04-22"),
+                                           options: Fixtures.options())
+        // Alone, the moved file is valid: it is the stored history that it does not fit.
+        #expect(moved.report.skipped.isEmpty)
+        let outcome = try store.importHistory(moved.envelopes)
+        #expect(outcome.added == 0)
+        #expect(outcome.rejected.map(\.type) == ["BookFinished"])
+        #expect(outcome.rejected.first?.reason.contains("bookFinished") == true)
+        let klara = try Fixtures.book(moved, "Klara and the Sun")
+        let view = try #require(try store.withViews { try $0.bookView(reader: Fixtures.reader, book: klara.book) })
+        #expect(view.finishes == [Fixtures.day("2021-04-20")])
+    }
 }
