@@ -88,6 +88,28 @@ import Testing
         #expect(try twoSteps.log.lastPosition() == oneStep.log.lastPosition())
     }
 
+    /// The documented limit: an older snapshot taken in the middle of a session (07:30-07:55 on
+    /// day 2, cut at 07:40). The newer snapshot's pause and resume do not fit the stored,
+    /// finished session: they are reported and not appended; the pages are all credited.
+    @Test func aSnapshotTakenMidSessionLosesOnlyTheContinuationsMinutesAndSaysSo() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let cut = KOReaderFixture.day0 + 2 * 86_400 + 7 * 3600 + 40 * 60
+        try KOReaderFixture.standard(at: dir.child("early.sqlite3").path, before: cut).close()
+        try KOReaderFixture.standard(at: dir.child("full.sqlite3").path).close()
+        let early = try read(dir.child("early.sqlite3")), full = try read(dir.child("full.sqlite3"))
+        let twoSteps = try ReadingStore.open(at: dir.child("a"))
+        #expect(try twoSteps.importHistory(early.envelopes).rejected.isEmpty)
+        let outcome = try twoSteps.importHistory(full.envelopes)
+        #expect(Set(outcome.rejected.map(\.type)) == ["SessionPaused", "SessionResumed"])
+        let oneStep = try store(at: dir.child("b"), importing: full.envelopes)
+        let range = Fixtures.day("2026-03-01")...Fixtures.day("2026-03-05")
+        let a = try twoSteps.withViews { try $0.dailyPages(reader: Fixtures.reader, in: range) }
+        let b = try oneStep.withViews { try $0.dailyPages(reader: Fixtures.reader, in: range) }
+        #expect(a.map(\.total.pages) == b.map(\.total.pages))
+        #expect(a.map(\.total.seconds).reduce(0, +) < b.map(\.total.seconds).reduce(0, +))
+        #expect(try twoSteps.rebuild().digest == twoSteps.viewDigest())
+    }
+
     @Test func pagesReReadBeyondTheBookAreCappedAndReported() throws {
         let dir = try ImportTempDirectory(); defer { dir.remove() }
         let fixture = try KOReaderFixture(path: dir.child("s.sqlite3").path)
