@@ -69,12 +69,12 @@ struct CSVTable {
         return row.fields[i]
     }
 
-    /// Reads a file as UTF-8 text.
-    static func read(_ url: URL) throws(ImportError) -> String {
+    /// Reads a file as UTF-8 text; anything else is not a CSV export of `source`.
+    static func read(_ url: URL, as source: ImportSource) throws(ImportError) -> String {
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw .unreadable(path: url.path, detail: "\(error.localizedDescription)") }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw .unreadable(path: url.path, detail: "the file is not UTF-8 text")
+            throw .wrongFormat(source: source, expected: "a CSV export in UTF-8 text; \(url.lastPathComponent) is not UTF-8 text")
         }
         return text
     }

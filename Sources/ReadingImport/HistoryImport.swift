@@ -23,8 +23,8 @@ public enum HistoryImport {
     public static func read(_ source: ImportSource, from url: URL, options: ImportOptions,
                             progress: ImportProgress? = nil) throws(ImportError) -> ImportResult {
         switch source {
-        case .goodreads: try GoodreadsImporter.read(text: CSVTable.read(url), options: options, progress: progress)
-        case .storygraph: try StoryGraphImporter.read(text: CSVTable.read(url), options: options, progress: progress)
+        case .goodreads: try GoodreadsImporter.read(text: CSVTable.read(url, as: .goodreads), options: options, progress: progress)
+        case .storygraph: try StoryGraphImporter.read(text: CSVTable.read(url, as: .storygraph), options: options, progress: progress)
         case .koreader: try KOReaderImporter.read(url: url, options: options, progress: progress)
         }
     }

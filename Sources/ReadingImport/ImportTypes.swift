@@ -135,7 +135,7 @@ public struct ImportReport: Sendable, Hashable, Codable {
     public var text: String {
         var lines = ["\(source.rawValue): \(books.count) books, \(eventCount) events, \(skipped.count) rows skipped, \(warnings.count) warnings"]
         for (type, count) in eventsByType.sorted(by: { $0.key < $1.key }) { lines.append("  \(type): \(count)") }
-        for row in skipped { lines.append("  skipped line \(row.line): \(row.reason)") }
+        for row in skipped { lines.append("  skipped \(source == .koreader ? "rowid" : "line") \(row.line): \(row.reason)") }
         for warning in warnings { lines.append("  warning\(warning.line.map { " line \($0)" } ?? ""): \(warning.message)") }
         return lines.joined(separator: "\n")
     }

@@ -93,8 +93,10 @@ import Glibc
             #expect(run.status == 64, "\(run)")
         }
         for (source, name, text) in [("goodreads", "goodreads-bad-quote.csv", "line 3"), ("goodreads", "storygraph.csv", "not a goodreads file"),
-                                     ("koreader", "goodreads-24.csv", "not a koreader file"), ("storygraph", "missing.csv", "cannot read")] {
-            let run = try importFrom(source, name == "missing.csv" ? dir.path(name) : Self.fixture(name), store: store)
+                                     ("koreader", "goodreads-24.csv", "not a koreader file"),
+                                     ("goodreads", "not-text.csv", "not a goodreads file"), ("storygraph", "missing.csv", "cannot read")] {
+            if name == "not-text.csv" { try Data([0x53, 0x51, 0xFF, 0xFE, 0x00, 0xC3]).write(to: dir.child(name)) }
+            let run = try importFrom(source, ["missing.csv", "not-text.csv"].contains(name) ? dir.path(name) : Self.fixture(name), store: store)
             #expect(run.status == 1, "\(run)")
             #expect(run.stderrLines.count == 1 && run.stderr.contains(text), "\(run)")
         }
