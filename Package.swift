@@ -15,6 +15,7 @@ let package = Package(
         // The seeded demo history, for the Benchmarks package (and any host app's previews).
         .library(name: "DemoHistory", targets: ["DemoHistory"]),
         .library(name: "ReadingReport", targets: ["ReadingReport"]),
+        .library(name: "ReadingImport", targets: ["ReadingImport"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
     dependencies: [
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/JohnSundell/Plot.git", from: "0.14.0"),
+        .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
     targets: [
         // System library: LMDB from the OS (Debian: liblmdb-dev, which ships lmdb.pc).
@@ -36,6 +38,13 @@ let package = Package(
         .target(
             name: "LMDB",
             dependencies: ["CLMDB"]
+        ),
+        // System library: SQLite from the OS (Debian: libsqlite3-dev, which ships sqlite3.pc), to
+        // read KOReader's statistics database.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(
             name: "ReadingEvents",
@@ -71,6 +80,11 @@ let package = Package(
                 .product(name: "Plot", package: "Plot"),
             ]
         ),
+        // Other apps' histories (Goodreads, StoryGraph, KOReader) as validated events.
+        .target(
+            name: "ReadingImport",
+            dependencies: ["ReadingEvents", "CSQLite", .product(name: "SwiftCSV", package: "SwiftCSV")]
+        ),
         .executableTarget(
             name: "replay",
             dependencies: [
@@ -79,6 +93,7 @@ let package = Package(
                 "ReadingReport",
                 "Projections",
                 "ReadingEvents",
+                "ReadingImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -113,6 +128,10 @@ let package = Package(
         .testTarget(
             name: "ReplayCLITests",
             dependencies: ["replay", "EventStoreLMDB", "ReadingEvents", "TestSupport"]
+        ),
+        .testTarget(
+            name: "ReadingImportTests",
+            dependencies: ["ReadingImport", "EventStoreLMDB", "Projections", "ReadingEvents", "CSQLite"]
         ),
         .testTarget(
             name: "EventStoreLMDBTests",

@@ -251,28 +251,33 @@ public final class ReadingStore: Sendable {
     /// carry the same fact. Throws ``RecordedEventRejection`` naming the envelope; nothing is written.
     @discardableResult
     public func appendRecorded(_ envelopes: [EventEnvelope]) throws -> Int {
+        let written = try log.environment.write { txn -> Int in
+            try catchUpAll(txn)
+            return try appendRecorded(envelopes, txn)
+        }
+        if written > 0 { log.notifyObservers() }
+        return written
+    }
+
+    /// Appends and folds `envelopes` inside `txn` (views caught up before); returns how many were new.
+    func appendRecorded(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> Int {
         let parts = envelopes.map { envelope in
             StreamAppend(stream: envelope.stream.description, expectedVersion: .any,
                          events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
         }
-        let written = try log.environment.write { txn -> Int in
-            try catchUpAll(txn)
-            try checkRecorded(envelopes, txn)
-            let result = try log.append(parts, in: txn)
-            // Fold the new envelopes in hand, with the positions the log gave them.
-            var appended: [EventEnvelope] = []
-            appended.reserveCapacity(result.writtenCount)
-            for (envelope, entry) in zip(envelopes, result.entries) where entry.isNew {
-                var stored = envelope
-                stored.position = entry.position
-                stored.streamVersion = entry.streamVersion
-                appended.append(stored)
-            }
-            try foldAppended(appended, txn)
-            return result.writtenCount
+        try checkRecorded(envelopes, txn)
+        let result = try log.append(parts, in: txn)
+        // Fold the new envelopes in hand, with the positions the log gave them.
+        var appended: [EventEnvelope] = []
+        appended.reserveCapacity(result.writtenCount)
+        for (envelope, entry) in zip(envelopes, result.entries) where entry.isNew {
+            var stored = envelope
+            stored.position = entry.position
+            stored.streamVersion = entry.streamVersion
+            appended.append(stored)
         }
-        if written > 0 { log.notifyObservers() }
-        return written
+        try foldAppended(appended, txn)
+        return result.writtenCount
     }
 
     // MARK: Reading

@@ -15,7 +15,7 @@ struct Replay: ParsableCommand {
             ./reading-store when that is not set. Exit status: 0 success, 64 usage error, 1 failure.
             """,
         version: "0.1.0",
-        subcommands: [Demo.self, Rebuild.self, Verify.self, Audit.self, Show.self, Export.self, Import.self,
+        subcommands: [Demo.self, Rebuild.self, Verify.self, Audit.self, Show.self, Export.self, Import.self, ImportFrom.self,
                       Backup.self, Stats.self, Report.self]
     )
 }

@@ -152,3 +152,23 @@ func instant(_ text: String) -> Date? {
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     return formatter.date(from: text)
 }
+
+/// ``replay(_:environment:currentDirectory:stdin:)`` on a thread of its own: the test awaits the
+/// child without holding one of the concurrency pool's few threads (on 2 cores, two blocked
+/// threads stall every async test running beside it).
+func replayAsync(_ arguments: [String], environment: [String: String] = [:]) async throws -> ReplayRun {
+    let raw = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawReplayRun, Error>) in
+        Thread.detachNewThread { continuation.resume(with: Result { try replayRaw(arguments, environment: environment) }) }
+    }
+    if raw.died { Issue.record("replay \(arguments) was killed by signal \(raw.status)") }
+    return ReplayRun(arguments: arguments, status: raw.status, stdoutData: raw.stdout, stderr: raw.stderr)
+}
+
+/// ``replayAsync(_:environment:)`` requiring exit status 0.
+@discardableResult
+func replayOKAsync(_ arguments: [String], environment: [String: String] = [:],
+                   sourceLocation: SourceLocation = #_sourceLocation) async throws -> ReplayRun {
+    let run = try await replayAsync(arguments, environment: environment)
+    try #require(run.status == 0, "\(run)", sourceLocation: sourceLocation)
+    return run
+}

@@ -1,0 +1,77 @@
+import ReadingEvents
+
+extension ReadingStore {
+    /// What ``ReadingStore/importHistory(_:)`` did.
+    ///
+    /// `Sendable`: plain values.
+    public struct ImportOutcome: Sendable, Hashable {
+        /// An imported event the store did not take, and why.
+        ///
+        /// `Sendable`: plain values.
+        public struct Rejection: Sendable, Hashable {
+            /// The event's ID.
+            public let eventID: EventID
+            /// Its type tag.
+            public let type: String
+            /// Its book.
+            public let book: BookID?
+            /// Why: the rule it breaks on the stored history, or that it changes nothing there.
+            public let reason: String
+        }
+
+        /// Events appended.
+        public let added: Int
+        /// Events skipped because their IDs were already stored (an earlier import of the same rows).
+        public let alreadyStored: Int
+        /// Events that do not fit the book's stored history (a newer export that moved a finish
+        /// date, a KOReader session whose finish an older snapshot already stored): not appended.
+        public let rejected: [Rejection]
+    }
+
+    /// Appends an imported history (envelopes from `ReadingImport`, or any envelopes with
+    /// deterministic IDs) in one write transaction, folded into the views like every append: all
+    /// of it is committed or, on an error or a crash, nothing.
+    ///
+    /// Events whose IDs are already stored are skipped, so importing the same file twice adds
+    /// nothing and a newer export adds only its new rows. Each new book event is checked against
+    /// its book's stored history (and the new events before it) by the same decide step as a
+    /// command: one that the decide step would reject there, or that would change nothing, is not
+    /// appended and is listed in ``ImportOutcome/rejected``.
+    @discardableResult
+    public func importHistory(_ envelopes: [EventEnvelope]) throws -> ImportOutcome {
+        let outcome = try log.environment.write { txn -> ImportOutcome in
+            try catchUpAll(txn)
+            var states: [String: BookState] = [:]
+            var seen = Set<EventID>()
+            var accepted: [EventEnvelope] = [], rejected: [ImportOutcome.Rejection] = []
+            var alreadyStored = 0
+            for envelope in envelopes {
+                guard seen.insert(envelope.eventID).inserted,
+                      try log.event(withID: envelope.eventID.uuid, in: txn) == nil else { alreadyStored += 1; continue }
+                guard case .book(_, let book) = envelope.stream, let command = envelope.event.bookCommand else {
+                    accepted.append(envelope); continue
+                }
+                let stream = envelope.stream.description
+                var state = try states[stream] ?? BookState(envelopes: log.readStream(stream, from: 1, limit: .max, in: txn).map(Self.envelope(of:)))
+                do {
+                    let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
+                    guard decided == [envelope.event] else {
+                        rejected.append(.init(eventID: envelope.eventID, type: envelope.type.tag, book: book,
+                                              reason: "it changes nothing in the stored history of book \(book)"))
+                        continue
+                    }
+                } catch {
+                    rejected.append(.init(eventID: envelope.eventID, type: envelope.type.tag, book: book, reason: "\(error)"))
+                    continue
+                }
+                state.apply(envelope.event, occurredAt: envelope.occurredAt)
+                states[stream] = state
+                accepted.append(envelope)
+            }
+            let added = try appendRecorded(accepted, txn)
+            return ImportOutcome(added: added, alreadyStored: alreadyStored + accepted.count - added, rejected: rejected)
+        }
+        if outcome.added > 0 { log.notifyObservers() }
+        return outcome
+    }
+}

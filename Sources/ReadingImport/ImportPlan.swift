@@ -1,0 +1,181 @@
+import Foundation
+import ReadingEvents
+
+/// Builds an import: each book's commands run through the decide step (``BookCommand/decide(for:in:at:)``)
+/// on that book's state, at the instant and in the zone the event happened, so every envelope obeys
+/// the same rules as one the reader recorded by hand. A rejected command is skipped into the report.
+///
+/// Identifiers are derived, never random: a book's ID from (reader, source, row identity), an
+/// event's ID from (reader, source, row identity, role). Importing the same file again gives the
+/// same IDs, which the store skips.
+struct ImportPlan {
+    let options: ImportOptions
+    var report: ImportReport
+    /// Each event with its book's number in source order and its order key (see ``result``).
+    private var made: [(envelope: EventEnvelope, book: Int, key: Timestamp)] = []
+    private var lastKey: [BookID: Timestamp] = [:]
+    private var bookNumbers: [BookID: Int] = [:]
+
+    init(source: ImportSource, options: ImportOptions) {
+        self.options = options
+        report = ImportReport(source: source)
+    }
+
+    /// One book being imported: its identity, ID and decide-step state.
+    struct Book {
+        let identity: String
+        let id: BookID
+        let line: Int?
+        var state = BookState()
+        var events = 0
+        var title = ""
+    }
+
+    func book(identity: String, line: Int?) -> Book {
+        Book(identity: identity, id: BookID(derivedUUID(["book", identity])), line: line)
+    }
+
+    /// A derived UUID for `parts` of this reader and source.
+    func derivedUUID(_ parts: [String]) -> UUID {
+        DerivedID.uuid([options.reader.description, report.source.rawValue] + parts)
+    }
+
+    /// Runs `command` for `book` at `instant`; the event IDs come from the book's identity and
+    /// `role`. Returns false (and reports the row) when the decide step rejects it.
+    @discardableResult
+    mutating func run(_ command: BookCommand, _ book: inout Book, role: String, at instant: Timestamp, line: Int?) -> Bool {
+        let context = CommandContext(reader: options.reader, occurredAt: instant, timeZone: options.zone.identifier,
+                                     recordedAt: options.importedAt,
+                                     commandID: EventID(derivedUUID(["event", book.identity, role])))
+        do {
+            let events = try command.decide(for: book.id, in: book.state, at: instant)
+            let made = try context.envelopes(for: events)
+            let number = bookNumbers[book.id] ?? bookNumbers.count
+            bookNumbers[book.id] = number
+            for envelope in made {
+                book.state.apply(envelope.event, occurredAt: envelope.occurredAt)
+                report.eventsByType[envelope.type.tag, default: 0] += 1
+                let key = max(envelope.occurredAt, lastKey[book.id] ?? envelope.occurredAt)
+                lastKey[book.id] = key
+                self.made.append((envelope, number, key))
+            }
+            book.events += made.count
+            return true
+        } catch {
+            report.skipped.append(.init(line: line ?? book.line ?? 0, reason: "\(book.title.isEmpty ? book.identity : book.title): \(error)"))
+            return false
+        }
+    }
+
+    /// Records a finished book in the report.
+    mutating func finish(_ book: Book) {
+        guard book.state.isInLibrary else { return }
+        report.books.append(.init(book: book.id, identity: book.identity, title: book.title, status: book.state.status,
+                                  events: book.events))
+    }
+
+    mutating func warn(_ message: String, line: Int?) {
+        report.warnings.append(.init(line: line, message: message))
+    }
+
+    mutating func skip(_ reason: String, line: Int) {
+        report.skipped.append(.init(line: line, reason: reason))
+    }
+
+    /// The events in time order across books, each book's own order kept: sorted by the running
+    /// latest instant of their book's events so far, then book, then order within the book. So a
+    /// history imported from an older snapshot and then a newer one lands in the same log order
+    /// (the same positions) as the newer one alone.
+    /// Reads CSV text as `source`: refuses it unless the `required` columns are there, then
+    /// imports it row by row with `importRow`.
+    static func readCSV(_ text: String, source: ImportSource, describedAs name: String, required: [String],
+                        options: ImportOptions, progress: ImportProgress?,
+                        row importRow: (CSVTable.Row, CSVTable, inout ImportPlan) -> Void) throws(ImportError) -> ImportResult {
+        let table = try CSVTable(text: text)
+        guard table.hasColumns(required) else {
+            throw .wrongFormat(source: source,
+                               expected: "\(name) with the columns \(required.joined(separator: ", ")); found \(table.header.prefix(8).joined(separator: ", "))")
+        }
+        var plan = ImportPlan(source: source, options: options)
+        for (index, row) in table.rows.enumerated() {
+            importRow(row, table, &plan)
+            progress?(index + 1, table.rows.count)
+        }
+        return plan.result
+    }
+
+    var result: ImportResult {
+        let ordered = made.enumerated().sorted { a, b in
+            (a.element.key, a.element.book, a.offset) < (b.element.key, b.element.book, b.offset)
+        }
+        return ImportResult(envelopes: ordered.map(\.element.envelope), report: report)
+    }
+
+    // MARK: Local dates and instants
+
+    /// The instant that stands for a whole local day: noon of `day` in the reader's zone, so the
+    /// day survives any zone offset (-12 ... +14) and any DST jump.
+    func noon(of day: LocalDate) -> Timestamp {
+        LocalDays.instant(of: day, secondOfDay: 12 * 3600, in: options.zone)
+    }
+}
+
+/// Local calendar arithmetic through the reader's zone (never the machine's).
+enum LocalDays {
+    /// The instant of `secondOfDay` on `day` in `zone`.
+    static func instant(of day: LocalDate, secondOfDay: Int, in zone: ZoneID) -> Timestamp {
+        let naive = Int64(day.dayNumber) * 86_400 + Int64(secondOfDay)
+        let tz = zone.timeZone
+        // The offset at the naive instant, corrected once for a DST change between the two.
+        let first = Int64(tz.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(naive))))
+        let offset = Int64(tz.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(naive - first))))
+        return Timestamp(microseconds: (naive - offset) * 1_000_000)
+    }
+
+    /// The local day and hour of an instant (in seconds) in `zone`.
+    static func local(_ seconds: Int64, in zone: ZoneID) -> (day: LocalDate, hour: Int) {
+        let offset = Int64(zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(seconds))))
+        let local = seconds + offset
+        var day = local / 86_400, second = local % 86_400
+        if second < 0 { second += 86_400; day -= 1 }
+        return (LocalDate(dayNumber: Int(day)), Int(second / 3600))
+    }
+
+    /// Parses a CSV date: `2024/12/31`, `2024-12-31` or `2024/1/5`; nil for anything else.
+    static func parse(_ text: String) -> LocalDate? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let parts = trimmed.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "-" })
+        guard parts.count == 3, parts[0].count == 4, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+              parts[1].count <= 2, parts[2].count <= 2 else { return nil }
+        return try? LocalDate(year: y, month: m, day: d)
+    }
+}
+
+/// Name-based UUIDs: FNV-1a (128-bit) over the parts, each followed by a 0 separator byte, with
+/// the version nibble set to 8 (custom) and the RFC 4122 variant. Stable across runs, machines
+/// and versions of this package, which is what idempotent re-import needs.
+enum DerivedID {
+    static func uuid(_ parts: [String]) -> UUID {
+        // FNV-1a 128: offset basis 0x6c62272e07bb014262b821756295c58d, prime 2^88 + 0x13B.
+        var hi: UInt64 = 0x6c62_272e_07bb_0142, lo: UInt64 = 0x62b8_2175_6295_c58d
+        func mix(_ byte: UInt8) {
+            lo ^= UInt64(byte)
+            let (carry, low) = lo.multipliedFullWidth(by: 0x13B)
+            hi = carry &+ hi &* 0x13B &+ (lo << 24)
+            lo = low
+        }
+        for part in parts {
+            for byte in part.utf8 { mix(byte) }
+            mix(0)
+        }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in 0..<8 {
+            bytes[i] = UInt8(truncatingIfNeeded: hi >> (56 - 8 * UInt64(i)))
+            bytes[8 + i] = UInt8(truncatingIfNeeded: lo >> (56 - 8 * UInt64(i)))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x80
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Projections
+import ReadingEvents
+import ReadingImport
+import Testing
+
+/// Goodreads and StoryGraph: every quirk of the committed fixtures (Tests/ImportFixtures).
+@Suite struct CSVImportTests {
+    func goodreads(_ options: ImportOptions = Fixtures.options()) throws -> ImportResult {
+        try HistoryImport.read(.goodreads, from: Fixtures.url("goodreads-24.csv"), options: options)
+    }
+
+    @Test func goodreads24MapsMetadataShelvesDatesRatingsAndReviews() throws {
+        let result = try goodreads()
+        let report = result.report
+        #expect(report.books.map(\.title) == ["The Left Hand of Darkness", "Piranesi", "Middlemarch", "Dune", "채식주의자"])
+
+        let lhd = try Fixtures.book(result, "The Left Hand of Darkness")
+        let events = Fixtures.events(result, of: lhd.book)
+        guard case .bookAdded(let added) = events.first else { Issue.record("first event \(events)"); return }
+        #expect(added.metadata.isbn13?.digits == "9780441478125")   // ="…" wrapper stripped
+        #expect(added.metadata.publisher == "Ace Books")
+        #expect(added.metadata.pageCount == 304)
+        #expect(added.metadata.authors == "Ursula K. Le Guin")
+        #expect(events.contains(.bookFinished(BookFinished(book: lhd.book, finishedOn: Fixtures.day("2024-12-31")))))
+        #expect(events.contains(.ratingSet(RatingSet(book: lhd.book, rating: try Rating(stars: 5)))))
+        let memo = events.compactMap { if case .memoWritten(let m) = $0 { m.text } else { nil } }
+        #expect(memo.count == 1)
+        #expect(memo.first?.contains("The \"Shifgrethor\" chapter, again") == true)   // multi-line, "" unescaped
+        #expect(memo.first?.split(whereSeparator: \.isNewline).count == 3)
+        #expect(lhd.status == .finished)
+        // Date Added is a local day: the add happened on 2024-11-02 in Seoul.
+        let addedEnvelope = try #require(result.envelopes.first { $0.event.book == lhd.book })
+        #expect(LocalClock().localDay(of: addedEnvelope.occurredAt, in: Fixtures.seoul) == Fixtures.day("2024-11-02"))
+        #expect(addedEnvelope.recordedAt == Fixtures.importedAt)
+        // Read Count 2 with one date: reported (line 2), not invented.
+        #expect(report.warnings.contains { $0.line == 2 && $0.message.contains("read 2 times") })
+
+        // A read row without Date Read: left unfinished and reported, never stamped with today.
+        let piranesi = try Fixtures.book(result, "Piranesi")
+        #expect(piranesi.status == .reading)
+        #expect(!Fixtures.events(result, of: piranesi.book).contains { if case .bookFinished = $0 { true } else { false } })
+        #expect(report.warnings.contains { $0.line == 5 && $0.message.contains("without a Date Read") })
+        #expect(!Fixtures.events(result, of: piranesi.book).contains { if case .ratingSet = $0 { true } else { false } }) // My Rating 0
+
+        // The did-not-finish shelf, a bad ISBN check digit (reported, line 6), private notes as a memo.
+        let middlemarch = try Fixtures.book(result, "Middlemarch")
+        #expect(middlemarch.status == .didNotFinish)
+        #expect(report.warnings.contains { $0.line == 6 && $0.message.contains("9780000000000") })
+        #expect(Fixtures.events(result, of: middlemarch.book).contains { if case .memoWritten(let m) = $0 { m.text == "Too slow for me, for now." } else { false } })
+
+        #expect(try Fixtures.book(result, "Dune").status == .wantToRead)
+        let han = try Fixtures.book(result, "채식주의자")
+        #expect(han.status == .reading)
+        guard case .bookAdded(let hanAdded) = Fixtures.events(result, of: han.book).first else { Issue.record("no add"); return }
+        #expect(hanAdded.metadata.authors == "한강, Deborah Smith")
+        #expect(report.eventsByType["BookAdded"] == 5)
+        #expect(report.skipped.isEmpty)
+    }
+
+    @Test func undatedReadFinishesOnTheDateAddedOnlyWhenAskedAndFlagged() throws {
+        let result = try goodreads(Fixtures.options(undated: .finishOnDateAdded))
+        let piranesi = try Fixtures.book(result, "Piranesi")
+        #expect(Fixtures.events(result, of: piranesi.book).contains(.bookFinished(BookFinished(book: piranesi.book, finishedOn: Fixtures.day("2023-05-14")))))
+        #expect(result.report.warnings.contains { $0.line == 5 && $0.message.contains("flagged") })
+    }
+
+    @Test func goodreads31ColumnVariantIsReadByHeaderName() throws {
+        let result = try HistoryImport.read(.goodreads, from: Fixtures.url("goodreads-31.csv"), options: Fixtures.options())
+        let klara = try Fixtures.book(result, "Klara and the Sun")
+        #expect(Fixtures.events(result, of: klara.book).contains(.bookFinished(BookFinished(book: klara.book, finishedOn: Fixtures.day("2021-04-20")))))
+        #expect(Fixtures.events(result, of: klara.book).contains(.ratingSet(RatingSet(book: klara.book, rating: try Rating(stars: 4)))))
+        #expect(try Fixtures.book(result, "Atomic Habits").status == .wantToRead)
+        #expect(result.report.warnings.contains { $0.line == 3 && $0.message.contains("favorites-to-lend") })
+    }
+
+    @Test(arguments: ["Pacific/Kiritimati", "America/Adak", "Asia/Seoul", "UTC", "Pacific/Pago_Pago"])
+    func aFinishOn20241231IsOnThatDayInTheReadersZone(zone: String) throws {
+        let z = try ZoneID(zone)
+        let result = try goodreads(Fixtures.options(zone: z))
+        let finish = try #require(result.envelopes.first { if case .bookFinished = $0.event { true } else { false } })
+        #expect(finish.event == .bookFinished(BookFinished(book: finish.event.book!, finishedOn: Fixtures.day("2024-12-31"))))
+        #expect(LocalClock().localDay(of: finish.occurredAt, in: z) == Fixtures.day("2024-12-31"))
+        #expect(finish.timeZone == z)
+    }
+
+    @Test func theSameFileGivesTheSameEventIDsAndAnotherReaderOthers() throws {
+        let a = try goodreads(), b = try goodreads()
+        #expect(a.envelopes == b.envelopes)
+        var other = Fixtures.options(); other.reader = ReaderID(uuidString: "00000000-0000-4000-8000-000000000001")!
+        let c = try goodreads(other)
+        #expect(Set(a.envelopes.map(\.eventID)).isDisjoint(with: Set(c.envelopes.map(\.eventID))))
+        #expect(Set(a.envelopes.map(\.eventID)).count == a.envelopes.count)
+    }
+
+    @Test func storyGraphRangesStatusesQuarterStarsAndIdentifiers() throws {
+        let result = try HistoryImport.read(.storygraph, from: Fixtures.url("storygraph.csv"), options: Fixtures.options())
+        let report = result.report
+        let phm = try Fixtures.book(result, "Project Hail Mary")
+        let b = phm.book
+        let events = Fixtures.events(result, of: b)
+        #expect(Array(events.dropFirst()) == [
+            .statusChanged(ReadingStatusChanged(book: b, status: .reading)),
+            .bookFinished(BookFinished(book: b, finishedOn: Fixtures.day("2021-05-20"))),
+            .readThroughStarted(ReadThroughStarted(book: b, readThrough: 2)),
+            .bookFinished(BookFinished(book: b, finishedOn: Fixtures.day("2024-03-15"))),
+            .ratingSet(RatingSet(book: b, rating: try Rating(quarters: 19))),
+            events.last!,
+        ])
+        if case .memoWritten(let memo) = events.last { #expect(memo.text == "Rocky!\nAmaze, amaze, amaze.") } else { Issue.record("no review memo") }
+        let readThroughStart = try #require(result.envelopes.first { if case .readThroughStarted = $0.event { true } else { false } })
+        #expect(LocalClock().localDay(of: readThroughStart.occurredAt, in: Fixtures.seoul) == Fixtures.day("2024-03-01"))
+
+        // did-not-finish with a range; an ISBN/UID that is not an ISBN-13 is the identity only.
+        let wind = try Fixtures.book(result, "The Name of the Wind")
+        #expect(wind.status == .didNotFinish)
+        #expect(wind.identity.hasSuffix("sg-9f3a2c71"))
+        #expect(report.warnings.contains { $0.line == 4 && $0.message.contains("not an ISBN-13") })
+
+        // A reversed range and a Read Count that disagrees: reported, the good range imported.
+        let reversed = try Fixtures.book(result, "Reversed Dates")
+        #expect(report.warnings.contains { $0.line == 5 && $0.message.contains("starts after it ends") })
+        #expect(report.warnings.contains { $0.line == 5 && $0.message.contains("Read Count 3") })
+        let reversedEvents = Fixtures.events(result, of: reversed.book)
+        #expect(reversedEvents.filter { if case .bookFinished = $0 { true } else { false } }
+                == [.bookFinished(BookFinished(book: reversed.book, finishedOn: Fixtures.day("2023-10-05")))])
+        #expect(reversedEvents.contains(.ratingSet(RatingSet(book: reversed.book, rating: try Rating(stars: 3.25)))))
+
+        #expect(try Fixtures.book(result, "The Remains of the Day").status == .wantToRead)
+        #expect(try Fixtures.book(result, "Babel").status == .reading)
+        #expect(try Fixtures.book(result, "Undated Read").status == .reading)
+        #expect(report.warnings.contains { $0.line == 8 && $0.message.contains("without any date") })
+    }
+
+    @Test func aFileOfTheWrongFormatIsRefusedWithWhatWasExpected() throws {
+        #expect {
+            try HistoryImport.read(.goodreads, from: Fixtures.url("storygraph.csv"), options: Fixtures.options())
+        } throws: { error in
+            guard case ImportError.wrongFormat(.goodreads, let expected) = error else { return false }
+            return expected.contains("Book Id")
+        }
+        #expect(throws: ImportError.self) {
+            try HistoryImport.read(.storygraph, from: Fixtures.url("goodreads-24.csv"), options: Fixtures.options())
+        }
+    }
+
+    @Test func structurallyBrokenFilesFailWithTheirLineNumber() throws {
+        for (file, line) in [("goodreads-bad-quote.csv", 3), ("goodreads-wrong-columns.csv", 3)] {
+            #expect {
+                try HistoryImport.read(.goodreads, from: Fixtures.url(file), options: Fixtures.options())
+            } throws: { error in
+                guard case ImportError.malformed(let at, _) = error else { return false }
+                return at == line
+            }
+        }
+        let header = try String(contentsOf: Fixtures.url("goodreads-bad-quote.csv"), encoding: .utf8).split(separator: "\n")[0]
+        let unterminated = header + "\n1,\"Open quote,A,,,,,0,0,,,,,,,2024/01/01,,,to-read,,,,0,0\n2,B,A,,,,,0,0,,,,,,,2024/01/01,,,to-read,,,,0,0\n"
+        #expect {
+            try HistoryImport.read(.goodreads, csv: String(unterminated), options: Fixtures.options())
+        } throws: { error in
+            guard case ImportError.malformed(let at, let detail) = error else { return false }
+            return at == 2 && detail.contains("not closed")
+        }
+        #expect(throws: ImportError.self) { try HistoryImport.read(.goodreads, csv: "", options: Fixtures.options()) }
+    }
+
+    @Test func arbitraryBytesNeverCrashTheCSVReaders() throws {
+        var rng = SplitMix64(seed: 11)
+        let base = Array(try Data(contentsOf: Fixtures.url("goodreads-24.csv")))
+        for _ in 0..<300 {
+            var bytes = base
+            for _ in 0..<Int(rng.next() % 8 + 1) {
+                let i = Int(rng.next() % UInt64(bytes.count))
+                bytes[i] = [UInt8(ascii: "\""), UInt8(ascii: ","), 0x0A, 0x0D, UInt8(truncatingIfNeeded: rng.next())][Int(rng.next() % 5)]
+            }
+            for source in [ImportSource.goodreads, .storygraph] {
+                _ = try? HistoryImport.read(source, csv: String(decoding: bytes, as: UTF8.self), options: Fixtures.options())
+            }
+        }
+    }
+}
