@@ -68,6 +68,9 @@ extension Replay {
                 switch try runSelf(arguments: Array(CommandLine.arguments.dropFirst()) + ["--in-process"]) {
                 case .exited(0): return
                 case .exited(let code): throw ExitCode(code)
+                case .signalled(SIGPIPE):
+                    // The reader of our output went away (`| head`): not damage; end as a shell would.
+                    throw ExitCode(128 + SIGPIPE)
                 case .signalled(let signal):
                     throw ReplayError("the data file of \(options.url.path) is damaged: LMDB stopped with signal \(signal) while reading its pages (restore from a backup)")
                 }

@@ -122,6 +122,25 @@ import Glibc
         #expect(rebuild.status == 1 && rebuild.stderrLines.count == 1, "\(rebuild)")
     }
 
+    /// `replay export | head -1`: the export's child dies of SIGPIPE when `head` exits; that is the
+    /// reader going away, not a damaged data file, and says nothing on stderr.
+    @Test func aClosedPipeIsNotReportedAsDamage() throws {
+        let dir = try CLITempDirectory()
+        defer { dir.remove() }
+        let store = dir.path("store")
+        try replayOK(["demo", "--store", store, "--quiet", "--readers", "2", "--days", "200"])
+        let errors = dir.child("stderr")
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "\"$0\" export --store \"$1\" 2>\"$2\" | head -c 10 >/dev/null",
+                           try replayExecutable.get().path, store, errors.path]
+        try shell.run()
+        shell.waitUntilExit()
+        let stderr = try String(contentsOf: errors, encoding: .utf8)
+        #expect(!stderr.contains("damaged"), "\(stderr)")
+        #expect(stderr.isEmpty, "\(stderr)")
+    }
+
     private func mode(_ path: String) throws -> Int {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
     }
