@@ -68,40 +68,62 @@ public enum ReadingEvent: Hashable, Sendable {
     /// An event of a type this build does not know; see ``UnknownEvent``.
     case unknown(UnknownEvent)
 
-    /// The stable type tag and current schema version of this event ("PagesRead", 1).
+    /// The stable type tag and current schema version of this event ("PagesRead", 1); an unknown
+    /// event's own tag and version.
     public var type: EventType {
-        switch self {
-        case .bookAdded: .bookAdded
-        case .metadataCorrected: .metadataCorrected
-        case .bookRemoved: .bookRemoved
-        case .statusChanged: .statusChanged
-        case .goalSet: .goalSet
-        case .goalChanged: .goalChanged
-        case .goalDeleted: .goalDeleted
-        case .pagesRead: .pagesRead
-        case .progressCorrected: .progressCorrected
-        case .readThroughStarted: .readThroughStarted
-        case .sessionStarted: .sessionStarted
-        case .sessionPaused: .sessionPaused
-        case .sessionResumed: .sessionResumed
-        case .sessionFinished: .sessionFinished
-        case .sessionDiscarded: .sessionDiscarded
-        case .bookFinished: .bookFinished
-        case .finishUndone: .finishUndone
-        case .sentenceCollected: .sentenceCollected
-        case .sentenceEdited: .sentenceEdited
-        case .sentenceRemoved: .sentenceRemoved
-        case .memoWritten: .memoWritten
-        case .memoEdited: .memoEdited
-        case .memoRemoved: .memoRemoved
-        case .ratingSet: .ratingSet
-        case .ratingCleared: .ratingCleared
-        case .bookLiked: .bookLiked
-        case .bookUnliked: .bookUnliked
-        case .homeOrderSet: .homeOrderSet
-        case .profileUpdated: .profileUpdated
-        case .challengeSet: .challengeSet
+        switch identity {
+        case .known(let kind): kind.type
         case .unknown(let unknown): EventType(tag: unknown.type, schemaVersion: unknown.schemaVersion)
+        }
+    }
+
+    /// The type of this event as a case of ``EventKind``; `nil` for an unknown event.
+    public var kind: EventKind? {
+        switch identity {
+        case .known(let kind): kind
+        case .unknown: nil
+        }
+    }
+
+    /// A known event's kind, or the unknown event: the one `switch` from an event to its type.
+    private enum Identity {
+        case known(EventKind)
+        case unknown(UnknownEvent)
+    }
+
+    private var identity: Identity {
+        switch self {
+        case .bookAdded: .known(.bookAdded)
+        case .metadataCorrected: .known(.metadataCorrected)
+        case .bookRemoved: .known(.bookRemoved)
+        case .statusChanged: .known(.statusChanged)
+        case .goalSet: .known(.goalSet)
+        case .goalChanged: .known(.goalChanged)
+        case .goalDeleted: .known(.goalDeleted)
+        case .pagesRead: .known(.pagesRead)
+        case .progressCorrected: .known(.progressCorrected)
+        case .readThroughStarted: .known(.readThroughStarted)
+        case .sessionStarted: .known(.sessionStarted)
+        case .sessionPaused: .known(.sessionPaused)
+        case .sessionResumed: .known(.sessionResumed)
+        case .sessionFinished: .known(.sessionFinished)
+        case .sessionDiscarded: .known(.sessionDiscarded)
+        case .bookFinished: .known(.bookFinished)
+        case .finishUndone: .known(.finishUndone)
+        case .sentenceCollected: .known(.sentenceCollected)
+        case .sentenceEdited: .known(.sentenceEdited)
+        case .sentenceRemoved: .known(.sentenceRemoved)
+        case .memoWritten: .known(.memoWritten)
+        case .memoEdited: .known(.memoEdited)
+        case .memoRemoved: .known(.memoRemoved)
+        case .ratingSet: .known(.ratingSet)
+        case .ratingCleared: .known(.ratingCleared)
+        case .bookLiked: .known(.bookLiked)
+        case .bookUnliked: .known(.bookUnliked)
+        case .homeOrderSet: .known(.homeOrderSet)
+        case .profileUpdated: .known(.profileUpdated)
+        case .challengeSet: .known(.challengeSet)
+        case .unknown(let unknown): .unknown(unknown)
         }
     }
 
@@ -163,74 +185,69 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(tag)@\(schemaVersion)" }
 
     /// ``BookAdded`` v1.
-    public static let bookAdded = EventType(tag: "BookAdded", schemaVersion: 1)
+    public static let bookAdded = EventKind.bookAdded.type
     /// ``MetadataCorrected`` v1.
-    public static let metadataCorrected = EventType(tag: "MetadataCorrected", schemaVersion: 1)
+    public static let metadataCorrected = EventKind.metadataCorrected.type
     /// ``BookRemoved`` v1.
-    public static let bookRemoved = EventType(tag: "BookRemoved", schemaVersion: 1)
+    public static let bookRemoved = EventKind.bookRemoved.type
     /// ``ReadingStatusChanged`` v1.
-    public static let statusChanged = EventType(tag: "ReadingStatusChanged", schemaVersion: 1)
+    public static let statusChanged = EventKind.statusChanged.type
     /// ``GoalSet`` v1.
-    public static let goalSet = EventType(tag: "GoalSet", schemaVersion: 1)
+    public static let goalSet = EventKind.goalSet.type
     /// ``GoalChanged`` v1.
-    public static let goalChanged = EventType(tag: "GoalChanged", schemaVersion: 1)
+    public static let goalChanged = EventKind.goalChanged.type
     /// ``GoalDeleted`` v1.
-    public static let goalDeleted = EventType(tag: "GoalDeleted", schemaVersion: 1)
+    public static let goalDeleted = EventKind.goalDeleted.type
     /// ``PagesRead`` v1.
-    public static let pagesRead = EventType(tag: "PagesRead", schemaVersion: 1)
+    public static let pagesRead = EventKind.pagesRead.type
     /// ``ProgressCorrected`` v1.
-    public static let progressCorrected = EventType(tag: "ProgressCorrected", schemaVersion: 1)
+    public static let progressCorrected = EventKind.progressCorrected.type
     /// ``ReadThroughStarted`` v1.
-    public static let readThroughStarted = EventType(tag: "ReadThroughStarted", schemaVersion: 1)
+    public static let readThroughStarted = EventKind.readThroughStarted.type
     /// ``SessionStarted`` v1.
-    public static let sessionStarted = EventType(tag: "SessionStarted", schemaVersion: 1)
+    public static let sessionStarted = EventKind.sessionStarted.type
     /// ``SessionPaused`` v1.
-    public static let sessionPaused = EventType(tag: "SessionPaused", schemaVersion: 1)
+    public static let sessionPaused = EventKind.sessionPaused.type
     /// ``SessionResumed`` v1.
-    public static let sessionResumed = EventType(tag: "SessionResumed", schemaVersion: 1)
+    public static let sessionResumed = EventKind.sessionResumed.type
     /// ``SessionFinished`` v1.
-    public static let sessionFinished = EventType(tag: "SessionFinished", schemaVersion: 1)
+    public static let sessionFinished = EventKind.sessionFinished.type
     /// ``SessionDiscarded`` v1.
-    public static let sessionDiscarded = EventType(tag: "SessionDiscarded", schemaVersion: 1)
+    public static let sessionDiscarded = EventKind.sessionDiscarded.type
     /// ``BookFinished`` v1.
-    public static let bookFinished = EventType(tag: "BookFinished", schemaVersion: 1)
+    public static let bookFinished = EventKind.bookFinished.type
     /// ``FinishUndone`` v1.
-    public static let finishUndone = EventType(tag: "FinishUndone", schemaVersion: 1)
+    public static let finishUndone = EventKind.finishUndone.type
     /// ``SentenceCollected`` v1.
-    public static let sentenceCollected = EventType(tag: "SentenceCollected", schemaVersion: 1)
+    public static let sentenceCollected = EventKind.sentenceCollected.type
     /// ``SentenceEdited`` v1.
-    public static let sentenceEdited = EventType(tag: "SentenceEdited", schemaVersion: 1)
+    public static let sentenceEdited = EventKind.sentenceEdited.type
     /// ``SentenceRemoved`` v1.
-    public static let sentenceRemoved = EventType(tag: "SentenceRemoved", schemaVersion: 1)
+    public static let sentenceRemoved = EventKind.sentenceRemoved.type
     /// ``MemoWritten`` v1.
-    public static let memoWritten = EventType(tag: "MemoWritten", schemaVersion: 1)
+    public static let memoWritten = EventKind.memoWritten.type
     /// ``MemoEdited`` v1.
-    public static let memoEdited = EventType(tag: "MemoEdited", schemaVersion: 1)
+    public static let memoEdited = EventKind.memoEdited.type
     /// ``MemoRemoved`` v1.
-    public static let memoRemoved = EventType(tag: "MemoRemoved", schemaVersion: 1)
+    public static let memoRemoved = EventKind.memoRemoved.type
     /// ``RatingSet`` v2 (quarter stars; v1 held whole stars and is upcast).
-    public static let ratingSet = EventType(tag: "RatingSet", schemaVersion: 2)
+    public static let ratingSet = EventKind.ratingSet.type
     /// ``RatingCleared`` v1.
-    public static let ratingCleared = EventType(tag: "RatingCleared", schemaVersion: 1)
+    public static let ratingCleared = EventKind.ratingCleared.type
     /// ``BookLiked`` v1.
-    public static let bookLiked = EventType(tag: "BookLiked", schemaVersion: 1)
+    public static let bookLiked = EventKind.bookLiked.type
     /// ``BookUnliked`` v1.
-    public static let bookUnliked = EventType(tag: "BookUnliked", schemaVersion: 1)
+    public static let bookUnliked = EventKind.bookUnliked.type
     /// ``HomeOrderSet`` v1.
-    public static let homeOrderSet = EventType(tag: "HomeOrderSet", schemaVersion: 1)
+    public static let homeOrderSet = EventKind.homeOrderSet.type
     /// ``ProfileUpdated`` v1.
-    public static let profileUpdated = EventType(tag: "ProfileUpdated", schemaVersion: 1)
+    public static let profileUpdated = EventKind.profileUpdated.type
     /// ``ChallengeSet`` v1.
-    public static let challengeSet = EventType(tag: "ChallengeSet", schemaVersion: 1)
+    public static let challengeSet = EventKind.challengeSet.type
 
-    /// Every type this build knows, at its current schema version.
-    public static let known: [EventType] = [
-        .bookAdded, .metadataCorrected, .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted,
-        .pagesRead, .progressCorrected, .readThroughStarted, .sessionStarted, .sessionPaused, .sessionResumed,
-        .sessionFinished, .sessionDiscarded, .bookFinished, .finishUndone, .sentenceCollected, .sentenceEdited,
-        .sentenceRemoved, .memoWritten, .memoEdited, .memoRemoved, .ratingSet, .ratingCleared, .bookLiked,
-        .bookUnliked, .homeOrderSet, .profileUpdated, .challengeSet,
-    ]
+    /// Every type this build knows, at its current schema version, in the order of
+    /// ``EventKind/allCases``.
+    public static let known: [EventType] = EventKind.allCases.map(\.type)
 }
 
 /// The aggregate an event belongs to: a reader's book, or the reader itself.

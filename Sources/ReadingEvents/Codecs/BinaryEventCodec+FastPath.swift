@@ -119,7 +119,7 @@ private enum FastStoredEvent {
         var correlationSlice = readerSlice, causationSlice = readerSlice, payloadSlice = readerSlice
         var occurredAt: Int64 = 0, recordedAt: Int64 = 0
         var version: UInt64 = 0
-        var payloadField = 0
+        var payloadKind: EventKind?
         while !cursor.atEnd {
             let (field, wireType) = try cursor.key()
             if field < 16 {
@@ -137,13 +137,16 @@ private enum FastStoredEvent {
             case (6, 0): version = try cursor.varint()
             case (7, 2): correlationSlice = try cursor.lengthDelimited()
             case (8, 2): causationSlice = try cursor.lengthDelimited()
-            case (16...46, 2):
-                // One payload member: a second one (or the same again) merges or replaces.
-                guard payloadField == 0 else { throw giveUp }
-                payloadField = field
+            case (_, 2):
+                // One payload member, the current payload of a known type (a lookup in a table built
+                // from `EventKind`): a second one (or the same again) merges or replaces; RatingSet
+                // v1 is the upcaster's business; raw_payload and unknown fields are kept by the
+                // swift-protobuf path.
+                guard payloadKind == nil, let kind = EventKind(payloadField: field) else { throw giveUp }
+                payloadKind = kind
                 payloadSlice = try cursor.lengthDelimited()
             default:
-                // raw_payload, unknown fields, a wrong wire type, field 0.
+                // A wrong wire type, field 0.
                 throw giveUp
             }
         }
@@ -154,9 +157,10 @@ private enum FastStoredEvent {
         let zone = try Self.zone(base, zoneSlice)
         let correlationID: EventID? = correlationSlice.count == 0 ? nil : try identifier(base, correlationSlice)
         let causationID: EventID? = causationSlice.count == 0 ? nil : try identifier(base, causationSlice)
-        guard payloadField != 0 else { throw giveUp }
+        guard let payloadKind else { throw giveUp }
         let payload = try FastPayload(base, payloadSlice)
-        let (event, type) = try payload.event(field: payloadField)
+        let event = try payload.event(payloadKind)
+        let type = payloadKind.type
         // What the upcaster checks for a current payload: the tag and version agree with it.
         guard version == UInt64(type.schemaVersion), Self.tag(base, typeSlice, equals: type.tag) else { throw giveUp }
         guard stream.reader == reader else { throw giveUp }
@@ -288,96 +292,94 @@ private struct FastPayload {
         try DecodingChecks.date(dayNumber: sint32(field), name)
     }
 
-    /// The event of payload member `field` (16 ... 46) and the type it must be stored as.
-    func event(field: Int) throws(EventDecodingError) -> (ReadingEvent, EventType) {
-        switch field {
-        case 16:
-            return (.bookAdded(BookAdded(book: try id(f1), metadata: try metadata(f2), status: try status(f3))), .bookAdded)
-        case 17:
-            return (.metadataCorrected(MetadataCorrected(book: try id(f1), metadata: try metadata(f2))), .metadataCorrected)
-        case 18:
-            return (.bookRemoved(BookRemoved(book: try id(f1))), .bookRemoved)
-        case 19:
-            return (.statusChanged(ReadingStatusChanged(book: try id(f1), status: try status(f2))), .statusChanged)
-        case 20:
+    /// The event of the payload member of `kind`.
+    func event(_ kind: EventKind) throws(EventDecodingError) -> ReadingEvent {
+        switch kind {
+        case .bookAdded:
+            return .bookAdded(BookAdded(book: try id(f1), metadata: try metadata(f2), status: try status(f3)))
+        case .metadataCorrected:
+            return .metadataCorrected(MetadataCorrected(book: try id(f1), metadata: try metadata(f2)))
+        case .bookRemoved:
+            return .bookRemoved(BookRemoved(book: try id(f1)))
+        case .statusChanged:
+            return .statusChanged(ReadingStatusChanged(book: try id(f1), status: try status(f2)))
+        case .goalSet:
             let start = try date(f2, "data.startDate")
             let target = try date(f3, "data.targetDate")
             try DecodingChecks.goalDates(start: start, target: target)
-            return (.goalSet(GoalSet(book: try id(f1), startDate: start, targetDate: target, theme: try theme(f4))), .goalSet)
-        case 21:
-            return (.goalChanged(GoalChanged(book: try id(f1), targetDate: try date(f2, "data.targetDate"),
-                                             theme: try theme(f3))), .goalChanged)
-        case 22:
-            return (.goalDeleted(GoalDeleted(book: try id(f1))), .goalDeleted)
-        case 23:
-            return (.pagesRead(PagesRead(book: try id(f1), position: try DecodingChecks.page(try int64(f2), "data.position"))),
-                    .pagesRead)
-        case 24:
-            return (.progressCorrected(ProgressCorrected(
-                book: try id(f1), position: try DecodingChecks.page(try int64(f2), "data.position"))), .progressCorrected)
-        case 25:
-            return (.readThroughStarted(ReadThroughStarted(
-                book: try id(f1), readThrough: try DecodingChecks.readThrough(try int64(f2), "data.readThrough"))),
-                    .readThroughStarted)
-        case 26:
-            return (.sessionStarted(SessionStarted(session: try id(f1), book: try id(f2))), .sessionStarted)
-        case 27:
-            return (.sessionPaused(SessionPaused(session: try id(f1), book: try id(f2))), .sessionPaused)
-        case 28:
-            return (.sessionResumed(SessionResumed(session: try id(f1), book: try id(f2))), .sessionResumed)
-        case 29:
-            return (.sessionFinished(SessionFinished(
+            return .goalSet(GoalSet(book: try id(f1), startDate: start, targetDate: target, theme: try theme(f4)))
+        case .goalChanged:
+            return .goalChanged(GoalChanged(book: try id(f1), targetDate: try date(f2, "data.targetDate"),
+                                            theme: try theme(f3)))
+        case .goalDeleted:
+            return .goalDeleted(GoalDeleted(book: try id(f1)))
+        case .pagesRead:
+            return .pagesRead(PagesRead(book: try id(f1), position: try DecodingChecks.page(try int64(f2), "data.position")))
+        case .progressCorrected:
+            return .progressCorrected(ProgressCorrected(
+                book: try id(f1), position: try DecodingChecks.page(try int64(f2), "data.position")))
+        case .readThroughStarted:
+            return .readThroughStarted(ReadThroughStarted(
+                book: try id(f1), readThrough: try DecodingChecks.readThrough(try int64(f2), "data.readThrough")))
+        case .sessionStarted:
+            return .sessionStarted(SessionStarted(session: try id(f1), book: try id(f2)))
+        case .sessionPaused:
+            return .sessionPaused(SessionPaused(session: try id(f1), book: try id(f2)))
+        case .sessionResumed:
+            return .sessionResumed(SessionResumed(session: try id(f1), book: try id(f2)))
+        case .sessionFinished:
+            return .sessionFinished(SessionFinished(
                 session: try id(f1), book: try id(f2), endPosition: try page(f3, "data.endPosition"),
-                durationSeconds: try DecodingChecks.duration(try int64(f4), "data.durationSeconds"))), .sessionFinished)
-        case 30:
-            return (.sessionDiscarded(SessionDiscarded(session: try id(f1), book: try id(f2))), .sessionDiscarded)
-        case 31:
-            return (.bookFinished(BookFinished(book: try id(f1), finishedOn: try date(f2, "data.finishedOn"))), .bookFinished)
-        case 32:
-            return (.finishUndone(FinishUndone(book: try id(f1))), .finishUndone)
-        case 33:
-            return (.sentenceCollected(SentenceCollected(
+                durationSeconds: try DecodingChecks.duration(try int64(f4), "data.durationSeconds")))
+        case .sessionDiscarded:
+            return .sessionDiscarded(SessionDiscarded(session: try id(f1), book: try id(f2)))
+        case .bookFinished:
+            return .bookFinished(BookFinished(book: try id(f1), finishedOn: try date(f2, "data.finishedOn")))
+        case .finishUndone:
+            return .finishUndone(FinishUndone(book: try id(f1)))
+        case .sentenceCollected:
+            return .sentenceCollected(SentenceCollected(
                 sentence: try id(f1), book: try id(f2),
                 text: try DecodingChecks.text(try string(f3), limit: Limits.sentenceLength, "data.text"),
-                page: try page(f4, "data.page"))), .sentenceCollected)
-        case 34:
-            return (.sentenceEdited(SentenceEdited(
+                page: try page(f4, "data.page")))
+        case .sentenceEdited:
+            return .sentenceEdited(SentenceEdited(
                 sentence: try id(f1), book: try id(f2),
                 text: try DecodingChecks.text(try string(f3), limit: Limits.sentenceLength, "data.text"),
-                page: try page(f4, "data.page"))), .sentenceEdited)
-        case 35:
-            return (.sentenceRemoved(SentenceRemoved(sentence: try id(f1), book: try id(f2))), .sentenceRemoved)
-        case 36:
-            return (.memoWritten(MemoWritten(
+                page: try page(f4, "data.page")))
+        case .sentenceRemoved:
+            return .sentenceRemoved(SentenceRemoved(sentence: try id(f1), book: try id(f2)))
+        case .memoWritten:
+            return .memoWritten(MemoWritten(
                 memo: try id(f1), book: try id(f2),
                 text: try DecodingChecks.text(try string(f3), limit: Limits.memoLength, "data.text"),
-                page: try page(f4, "data.page"))), .memoWritten)
-        case 37:
-            return (.memoEdited(MemoEdited(
+                page: try page(f4, "data.page")))
+        case .memoEdited:
+            return .memoEdited(MemoEdited(
                 memo: try id(f1), book: try id(f2),
                 text: try DecodingChecks.text(try string(f3), limit: Limits.memoLength, "data.text"),
-                page: try page(f4, "data.page"))), .memoEdited)
-        case 38:
-            return (.memoRemoved(MemoRemoved(memo: try id(f1), book: try id(f2))), .memoRemoved)
-        case 40:
-            return (.ratingSet(RatingSet(book: try id(f1),
-                                         rating: try DecodingChecks.rating(quarters: try int64(f2), "data.rating"))), .ratingSet)
-        case 41:
-            return (.ratingCleared(RatingCleared(book: try id(f1))), .ratingCleared)
-        case 42:
-            return (.bookLiked(BookLiked(book: try id(f1))), .bookLiked)
-        case 43:
-            return (.bookUnliked(BookUnliked(book: try id(f1))), .bookUnliked)
-        case 45:
-            return (.profileUpdated(ProfileUpdated(
+                page: try page(f4, "data.page")))
+        case .memoRemoved:
+            return .memoRemoved(MemoRemoved(memo: try id(f1), book: try id(f2)))
+        case .ratingSet:
+            return .ratingSet(RatingSet(book: try id(f1),
+                                        rating: try DecodingChecks.rating(quarters: try int64(f2), "data.rating")))
+        case .ratingCleared:
+            return .ratingCleared(RatingCleared(book: try id(f1)))
+        case .bookLiked:
+            return .bookLiked(BookLiked(book: try id(f1)))
+        case .bookUnliked:
+            return .bookUnliked(BookUnliked(book: try id(f1)))
+        case .profileUpdated:
+            return .profileUpdated(ProfileUpdated(
                 nickname: try DecodingChecks.text(try string(f1), limit: Limits.nicknameLength, "data.nickname"),
-                imageFileName: try DecodingChecks.limited(optionalString(f2), limit: Limits.imageFileNameLength, "data.imageFileName"), theme: try theme(f3))), .profileUpdated)
-        case 46:
+                imageFileName: try DecodingChecks.limited(optionalString(f2), limit: Limits.imageFileNameLength, "data.imageFileName"), theme: try theme(f3)))
+        case .challengeSet:
             guard f4.kind == 0 else { throw giveUp }
-            return (.challengeSet(try DecodingChecks.challenge(
-                year: try int64(f1), books: try optionalInt64(f2), pages: try optionalInt64(f3))), .challengeSet)
-        default:
-            // 39 (RatingSet v1: the upcaster's business), 44 (HomeOrderSet: a repeated field).
+            return .challengeSet(try DecodingChecks.challenge(
+                year: try int64(f1), books: try optionalInt64(f2), pages: try optionalInt64(f3)))
+        case .homeOrderSet:
+            // A repeated field: left to swift-protobuf.
             throw giveUp
         }
     }

@@ -47,9 +47,9 @@ public enum EventUpcaster {
 
     /// The form of a payload stored as `tag` at `schemaVersion`.
     public static func form(ofType tag: String, schemaVersion: Int) -> StoredForm {
-        if let current = currentByTag[tag] {
-            if schemaVersion == current.schemaVersion { return .current(current) }
-            if current == .ratingSet, schemaVersion == 1 { return .ratingSetV1 }
+        if let kind = EventKind(tag: tag) {
+            if schemaVersion == kind.type.schemaVersion { return .current(kind.type) }
+            if kind == .ratingSet, schemaVersion == 1 { return .ratingSetV1 }
         }
         return .unknown
     }
@@ -93,7 +93,4 @@ public enum EventUpcaster {
             return .ratingSet(RatingSet(book: v1.book, rating: rating))
         }
     }
-
-    private static let currentByTag: [String: EventType] =
-        Dictionary(uniqueKeysWithValues: EventType.known.map { ($0.tag, $0) })
 }
