@@ -106,7 +106,7 @@ extension EventLog {
                 try txn.putRaw(events, BigEndianUInt64.encode(last), record, flags: .append)
                 try txn.putRaw(eventIDs, EventRecord.uuidBytes(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
                 try txn.putRaw(
-                    streamIndex, Self.streamIndexKey(streamBytes, version: streamVersion), BigEndianUInt64.encode(last),
+                    streamIndex, StreamIndexKey.encode((streamBytes, streamVersion)), BigEndianUInt64.encode(last),
                     flags: .noOverwrite)
                 head = EventRecord.hash(record)
                 let entry = AppendResult.Entry(eventID: event.eventID, position: last, streamVersion: streamVersion, isNew: true)
@@ -142,10 +142,5 @@ extension EventLog {
             throw EventStoreError.invalidStreamName(stream)
         }
         return bytes
-    }
-
-    /// The `streamIndex` key: stream bytes, 0x00, big-endian version.
-    static func streamIndexKey(_ streamBytes: [UInt8], version: UInt64) -> [UInt8] {
-        streamBytes + [0] + BigEndianUInt64.encode(version)
     }
 }

@@ -74,8 +74,7 @@ private final class ChainWalker {
             fault(position, .streamVersion, "stream \(event.stream) version \(event.streamVersion), expected \(expectedVersion)")
         }
         streamVersions[event.stream] = event.streamVersion
-        let indexKey = EventLog.streamIndexKey(Array(event.stream.utf8), version: event.streamVersion)
-        let streamIndexed = try txn.get(log.streamIndex, indexKey)
+        let streamIndexed = try txn.get(log.streamIndex, (Array(event.stream.utf8), event.streamVersion))
         if streamIndexed != position {
             fault(position, .streamIndex, "streamIndex has \(streamIndexed.map(String.init) ?? "nothing") for \(event.stream) v\(event.streamVersion)")
         }
