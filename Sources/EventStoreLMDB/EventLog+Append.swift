@@ -71,7 +71,7 @@ extension EventLog {
                 if let entry = handled[event.eventID] {
                     known[index] = AppendResult.Entry(
                         eventID: event.eventID, position: entry.position, streamVersion: entry.streamVersion, isNew: false)
-                } else if let position = try txn.get(eventIDs, EventRecord.uuidBytes(event.eventID)) {
+                } else if let position = try txn.get(eventIDs, event.eventID) {
                     let stored = try self.event(at: position, in: txn)
                     known[index] = AppendResult.Entry(
                         eventID: event.eventID, position: position, streamVersion: stored?.streamVersion ?? 0, isNew: false)
@@ -104,7 +104,7 @@ extension EventLog {
                     position: last, streamVersion: streamVersion, eventID: event.eventID, stream: part.stream,
                     payload: event.payload, prevHash: head)
                 try txn.putRaw(events, BigEndianUInt64.encode(last), record, flags: .append)
-                try txn.putRaw(eventIDs, EventRecord.uuidBytes(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
+                try txn.putRaw(eventIDs, UUIDKey.encode(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
                 try txn.putRaw(
                     streamIndex, StreamIndexKey.encode((streamBytes, streamVersion)), BigEndianUInt64.encode(last),
                     flags: .noOverwrite)

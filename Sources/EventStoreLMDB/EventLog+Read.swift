@@ -41,7 +41,7 @@ extension EventLog {
 
     /// The event with this ID, read by `txn`, or nil when it is not stored.
     public func event(withID eventID: UUID, in txn: ReadTransaction) throws -> RecordedEvent? {
-        guard let position = try txn.get(eventIDs, EventRecord.uuidBytes(eventID)) else { return nil }
+        guard let position = try txn.get(eventIDs, eventID) else { return nil }
         guard let event = try event(at: position, in: txn), event.eventID == eventID else {
             throw EventStoreError.corruptRecord(
                 position: position, reason: "the eventIDs index points here for \(eventID) but the record differs")

@@ -65,7 +65,7 @@ private final class ChainWalker {
         if event.prevHash != previousHash {
             fault(position, .chainBreak, "prevHash does not match the hash of the record at position \(position - 1)")
         }
-        let indexed = try txn.get(log.eventIDs, EventRecord.uuidBytes(event.eventID))
+        let indexed = try txn.get(log.eventIDs, event.eventID)
         if indexed != position {
             fault(position, .eventIDIndex, "eventIDs has \(indexed.map(String.init) ?? "nothing") for \(event.eventID)")
         }

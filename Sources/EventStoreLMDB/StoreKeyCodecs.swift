@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 import Projections
 import ReadingEvents
@@ -26,6 +27,22 @@ enum IDKey<Tag: IdentifierTag>: LMDBFixedWidthKeyCodec {
 typealias ReaderIDKey = IDKey<ReaderTag>
 /// A book as its 16 UUID bytes.
 typealias BookIDKey = IDKey<BookTag>
+
+/// `eventIDs`: an event ID as its 16 UUID bytes (as in the record).
+enum UUIDKey: LMDBFixedWidthKeyCodec {
+    typealias Item = UUID
+    /// Always 16 bytes.
+    static var byteCount: Int { 16 }
+    /// The UUID's 16 bytes.
+    static func encode(_ item: UUID) -> [UInt8] { EventRecord.uuidBytes(item) }
+    /// The UUID in exactly 16 bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> UUID {
+        guard bytes.count == 16 else {
+            throw LMDBError.undecodable(codec: "UUIDKey", "expected 16 bytes, found \(bytes.count)")
+        }
+        return EventRecord.uuid(bytes, at: 0)
+    }
+}
 
 /// A date as big-endian `UInt32(dayNumber + 1_000_000)`, so byte order is date order. Dates
 /// outside years 1 ... 9999 (which `LocalDate` cannot hold) are rejected when decoding.

@@ -47,6 +47,9 @@ import LMDB
             #expect(ReaderYearKey.encode((reader, year)) == readerBytes + Self.handBE32(UInt32(year)))
             #expect(StreamIndexKey.encode((Array("book-x".utf8), position)) == Array("book-x".utf8) + [0] + Self.handBE64(position))
         }
+        let uuid = try #require(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+        #expect(UUIDKey.encode(uuid) == [0xE6, 0x21, 0xE1, 0xF8, 0xC3, 0x6C, 0x49, 0x5A, 0x93, 0xFC, 0x0C, 0x24, 0x7A, 0x3E, 0x6E, 0x5F])
+        #expect(try Self.decode(UUIDKey.self, UUIDKey.encode(uuid)) == uuid)
         #expect(DayKey.encode(LocalDate(dayNumber: 0)) == [0x00, 0x0F, 0x42, 0x40])
         #expect(MonthKey.encode(YearMonth(year: 2026, month: 11)) == [0x00, 0x00, 0x5F, 0x02])
         #expect(YearKey.encode(2026) == [0x00, 0x00, 0x07, 0xEA])
@@ -97,6 +100,7 @@ import LMDB
     @Test func wrongLengthsAndBadBytesGiveTypedErrors() throws {
         Self.expectWrongLengthsThrow(ReaderIDKey.self)
         Self.expectWrongLengthsThrow(BookIDKey.self)
+        Self.expectWrongLengthsThrow(UUIDKey.self)
         Self.expectWrongLengthsThrow(DayKey.self)
         Self.expectWrongLengthsThrow(MonthKey.self)
         Self.expectWrongLengthsThrow(YearKey.self)
