@@ -71,7 +71,7 @@ extension EventLog {
                 if let entry = handled[event.eventID] {
                     known[index] = AppendResult.Entry(
                         eventID: event.eventID, position: entry.position, streamVersion: entry.streamVersion, isNew: false)
-                } else if let position = try txn.get(eventIDs, EventRecord.uuidBytes(event.eventID)) {
+                } else if let position = try txn.get(eventIDs, event.eventID) {
                     let stored = try self.event(at: position, in: txn)
                     known[index] = AppendResult.Entry(
                         eventID: event.eventID, position: position, streamVersion: stored?.streamVersion ?? 0, isNew: false)
@@ -104,9 +104,9 @@ extension EventLog {
                     position: last, streamVersion: streamVersion, eventID: event.eventID, stream: part.stream,
                     payload: event.payload, prevHash: head)
                 try txn.putRaw(events, BigEndianUInt64.encode(last), record, flags: .append)
-                try txn.putRaw(eventIDs, EventRecord.uuidBytes(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
+                try txn.putRaw(eventIDs, UUIDKey.encode(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
                 try txn.putRaw(
-                    streamIndex, Self.streamIndexKey(streamBytes, version: streamVersion), BigEndianUInt64.encode(last),
+                    streamIndex, StreamIndexKey.encode((streamBytes, streamVersion)), BigEndianUInt64.encode(last),
                     flags: .noOverwrite)
                 head = EventRecord.hash(record)
                 let entry = AppendResult.Entry(eventID: event.eventID, position: last, streamVersion: streamVersion, isNew: true)
@@ -142,10 +142,5 @@ extension EventLog {
             throw EventStoreError.invalidStreamName(stream)
         }
         return bytes
-    }
-
-    /// The `streamIndex` key: stream bytes, 0x00, big-endian version.
-    static func streamIndexKey(_ streamBytes: [UInt8], version: UInt64) -> [UInt8] {
-        streamBytes + [0] + BigEndianUInt64.encode(version)
     }
 }

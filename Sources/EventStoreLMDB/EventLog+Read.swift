@@ -41,7 +41,7 @@ extension EventLog {
 
     /// The event with this ID, read by `txn`, or nil when it is not stored.
     public func event(withID eventID: UUID, in txn: ReadTransaction) throws -> RecordedEvent? {
-        guard let position = try txn.get(eventIDs, EventRecord.uuidBytes(eventID)) else { return nil }
+        guard let position = try txn.get(eventIDs, eventID) else { return nil }
         guard let event = try event(at: position, in: txn), event.eventID == eventID else {
             throw EventStoreError.corruptRecord(
                 position: position, reason: "the eventIDs index points here for \(eventID) but the record differs")
@@ -136,9 +136,8 @@ extension EventLog {
     ) throws -> [RecordedEvent] {
         var result: [RecordedEvent] = []
         guard limit > 0 else { return result }
-        let prefix = streamBytes + [0]
-        try txn.forEach(streamIndex, from: Self.streamIndexKey(streamBytes, version: version), prefix: prefix) { key, position in
-            let indexedVersion = key.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        try txn.forEach(streamIndex, from: (streamBytes, version), prefix: StreamIndexKey.prefix(streamBytes)) { key, position in
+            let indexedVersion = key.version
             guard let event = try event(at: position, in: txn) else {
                 throw EventStoreError.corruptRecord(position: position, reason: "indexed by stream \(stream) but missing")
             }

@@ -65,7 +65,7 @@ private final class ChainWalker {
         if event.prevHash != previousHash {
             fault(position, .chainBreak, "prevHash does not match the hash of the record at position \(position - 1)")
         }
-        let indexed = try txn.get(log.eventIDs, EventRecord.uuidBytes(event.eventID))
+        let indexed = try txn.get(log.eventIDs, event.eventID)
         if indexed != position {
             fault(position, .eventIDIndex, "eventIDs has \(indexed.map(String.init) ?? "nothing") for \(event.eventID)")
         }
@@ -74,8 +74,7 @@ private final class ChainWalker {
             fault(position, .streamVersion, "stream \(event.stream) version \(event.streamVersion), expected \(expectedVersion)")
         }
         streamVersions[event.stream] = event.streamVersion
-        let indexKey = EventLog.streamIndexKey(Array(event.stream.utf8), version: event.streamVersion)
-        let streamIndexed = try txn.get(log.streamIndex, indexKey)
+        let streamIndexed = try txn.get(log.streamIndex, (Array(event.stream.utf8), event.streamVersion))
         if streamIndexed != position {
             fault(position, .streamIndex, "streamIndex has \(streamIndexed.map(String.init) ?? "nothing") for \(event.stream) v\(event.streamVersion)")
         }

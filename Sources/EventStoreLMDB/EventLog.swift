@@ -37,9 +37,9 @@ public final class EventLog: Sendable {
     public let directory: URL
 
     let events: LMDBDatabase<BigEndianUInt64, RawBytes>
-    let eventIDs: LMDBDatabase<RawBytes, BigEndianUInt64>
+    let eventIDs: LMDBDatabase<UUIDKey, BigEndianUInt64>
     let streams: LMDBDatabase<UTF8String, BigEndianUInt64>
-    let streamIndex: LMDBDatabase<RawBytes, BigEndianUInt64>
+    let streamIndex: LMDBDatabase<StreamIndexKey, BigEndianUInt64>
     let meta: LMDBDatabase<UTF8String, RawBytes>
     let appendSignals = AppendSignals()
 

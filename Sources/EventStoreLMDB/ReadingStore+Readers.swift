@@ -7,8 +7,8 @@ extension ReadingStore {
     public func latestEvent(of reader: ReaderID) throws -> EventEnvelope? {
         let record = try log.environment.read { txn -> RecordedEvent? in
             var position: UInt64?
-            try txn.forEach(readerIndex, direction: .backward, prefix: reader.bytes) { key, _ in
-                position = key.suffix(8).reduce(0) { $0 << 8 | UInt64($1) }
+            try txn.forEach(readerIndex, direction: .backward, prefix: ReaderIDKey.encode(reader)) { key, _ in
+                position = key.1
                 return false
             }
             guard let position else { return nil }

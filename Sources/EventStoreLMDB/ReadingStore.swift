@@ -22,7 +22,10 @@ public final class ReadingStore: Sendable {
 
     let generations: [ViewDatabases]
     let viewMeta: LMDBDatabase<UTF8String, RawBytes>
-    let readerIndex: LMDBDatabase<RawBytes, RawBytes>
+    /// `views.meta` again, for its 8-byte big-endian entries (`checkpoint.g0`, `checkpoint.g1`).
+    let viewCheckpoints: LMDBDatabase<UTF8String, BigEndianUInt64>
+    /// `index.reader`: one key per event, the reader and the event's position; empty values.
+    let readerIndex: LMDBDatabase<ReaderPositionKey, RawBytes>
     let groupCommit: GroupCommit
 
     /// Opens (or creates) a store in `directory`.
@@ -46,7 +49,8 @@ public final class ReadingStore: Sendable {
         self.log = log
         groupCommit = GroupCommit(environment: log.environment)
         viewMeta = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: RawBytes.self)
-        readerIndex = try log.openDatabase(named: "index.reader", keys: RawBytes.self, values: RawBytes.self)
+        viewCheckpoints = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: BigEndianUInt64.self)
+        readerIndex = try log.openDatabase(named: "index.reader", keys: ReaderPositionKey.self, values: RawBytes.self)
         generations = [try ViewDatabases(log: log, generation: 0), try ViewDatabases(log: log, generation: 1)]
         let meta = viewMeta
         guard (0...23).contains(requested) else {
@@ -93,12 +97,11 @@ public final class ReadingStore: Sendable {
     }
 
     func checkpoint(_ txn: ReadTransaction, generation: Int) throws -> UInt64 {
-        guard let bytes = try txn.get(viewMeta, "checkpoint.g\(generation)"), bytes.count == 8 else { return 0 }
-        return bytes.reduce(0) { $0 << 8 | UInt64($1) }
+        try txn.get(viewCheckpoints, "checkpoint.g\(generation)") ?? 0
     }
 
     func setCheckpoint(_ txn: WriteTransaction, generation: Int, _ position: UInt64) throws {
-        try txn.put(viewMeta, "checkpoint.g\(generation)", (0..<8).map { UInt8(truncatingIfNeeded: position >> (56 - 8 * UInt64($0))) })
+        try txn.put(viewCheckpoints, "checkpoint.g\(generation)", position)
     }
 
     /// The position up to which the active views have folded the log.
@@ -161,13 +164,11 @@ public final class ReadingStore: Sendable {
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         for envelope in envelopes {
             try projector.apply(envelope, to: &views)
-            try txn.put(readerIndex, envelope.reader.bytes + Self.be64(envelope.position), [])
+            try txn.put(readerIndex, (envelope.reader, envelope.position), [])
         }
         try views.flush()
         try setCheckpoint(txn, generation: generation, last)
     }
-
-    static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }
 
     // MARK: Commands
 
@@ -301,8 +302,8 @@ public final class ReadingStore: Sendable {
         }
         var positions: [UInt64] = []
         try log.environment.read { txn in
-            try txn.forEach(readerIndex, prefix: reader.bytes) { key, _ in
-                positions.append(key.suffix(8).reduce(0) { $0 << 8 | UInt64($1) })
+            try txn.forEach(readerIndex, prefix: ReaderIDKey.encode(reader)) { key, _ in
+                positions.append(key.1)
                 return true
             }
         }

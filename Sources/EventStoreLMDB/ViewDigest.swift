@@ -27,14 +27,14 @@ public enum ViewDigest {
             for book in try views.bookViews(reader: reader) {
                 add("book", ViewRecordCodec.encode(book))
                 for (day, total) in try views.bookDayTotals(reader: reader, book: book.book, in: allDays) {
-                    add("bookDay", ViewKeys.day(day) + ViewRecordCodec.encode(total))
+                    add("bookDay", DayKey.encode(day) + ViewRecordCodec.encode(total))
                 }
             }
             for (day, total) in try views.dayTotals(reader: reader, in: allDays) {
-                add("day", ViewKeys.day(day) + ViewRecordCodec.encode(total))
+                add("day", DayKey.encode(day) + ViewRecordCodec.encode(total))
             }
             for (month, total) in try views.monthTotals(reader: reader, in: allMonths) {
-                add("month", ViewKeys.month(month) + ViewRecordCodec.encode(total))
+                add("month", MonthKey.encode(month) + ViewRecordCodec.encode(total))
             }
             add("buckets", ViewRecordCodec.encode(try views.bucketTotals(reader: reader)))
             for run in try views.streakRuns(reader: reader) { add("run", ViewRecordCodec.encode(run)) }

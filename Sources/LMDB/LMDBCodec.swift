@@ -97,3 +97,53 @@ public enum UTF8String: LMDBKeyCodec {
         return string
     }
 }
+
+/// A key codec whose items are always stored in exactly ``byteCount`` bytes, so it can lead a
+/// composite key (``KeyPair``): with a fixed-width first part, byte order of the pair is the order
+/// of the first part, then of the second.
+public protocol LMDBFixedWidthKeyCodec: LMDBKeyCodec {
+    /// The number of bytes of every encoded item.
+    static var byteCount: Int { get }
+}
+
+extension BigEndianUInt64: LMDBFixedWidthKeyCodec {
+    /// Always 8 bytes.
+    public static var byteCount: Int { 8 }
+}
+
+extension BigEndianUInt32: LMDBFixedWidthKeyCodec {
+    /// Always 4 bytes.
+    public static var byteCount: Int { 4 }
+}
+
+/// A composite key: the bytes of `First` (fixed width) followed by the bytes of `Second`.
+///
+/// Keys sort by the first part, then by the second (for example a reader's 16 ID bytes followed by
+/// a big-endian position sorts by reader, then by position), so a prefix walk over the first
+/// part's bytes visits one first part's keys in the second part's order.
+public enum KeyPair<First: LMDBFixedWidthKeyCodec, Second: LMDBKeyCodec>: LMDBKeyCodec {
+    /// Stored items are pairs.
+    public typealias Item = (First.Item, Second.Item)
+
+    /// The first part's bytes, then the second part's.
+    public static func encode(_ item: Item) -> [UInt8] {
+        First.encode(item.0) + Second.encode(item.1)
+    }
+
+    /// The pair in `bytes`: the first ``LMDBFixedWidthKeyCodec/byteCount`` bytes decode as `First`,
+    /// the rest as `Second`; throws when there are fewer bytes or when either part does not decode.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {
+        guard bytes.count >= First.byteCount else {
+            throw LMDBError.undecodable(
+                codec: "KeyPair", "expected at least \(First.byteCount) bytes for the first part, found \(bytes.count)")
+        }
+        let first = try First.decode(UnsafeRawBufferPointer(rebasing: bytes[..<First.byteCount]))
+        let second = try Second.decode(UnsafeRawBufferPointer(rebasing: bytes[First.byteCount...]))
+        return (first, second)
+    }
+}
+
+extension KeyPair: LMDBFixedWidthKeyCodec where Second: LMDBFixedWidthKeyCodec {
+    /// Both parts' widths.
+    public static var byteCount: Int { First.byteCount + Second.byteCount }
+}

@@ -14,6 +14,12 @@ public struct LMDBDatabase<Key: LMDBKeyCodec, Value: LMDBValueCodec>: Sendable, 
         self.name = name
         self.handle = handle
     }
+
+    /// The same database with raw-byte keys and values (for table-agnostic work such as clearing
+    /// or copying tables of different key types); the stored bytes are the same.
+    public var untyped: LMDBDatabase<RawBytes, RawBytes> {
+        LMDBDatabase<RawBytes, RawBytes>(name: name, handle: handle)
+    }
 }
 
 /// Flags of ``WriteTransaction/put(_:_:_:flags:)``.

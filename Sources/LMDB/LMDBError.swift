@@ -62,6 +62,12 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
         self.message = message
     }
 
+    /// The error a codec throws for bytes it cannot decode: kind ``Kind/badValueSize``, operation
+    /// `decode(<codec>)`, with `detail` (which rule the bytes broke) as the message.
+    public static func undecodable(codec: String, _ detail: String) -> LMDBError {
+        LMDBError(operation: "decode(\(codec))", code: MDB_BAD_VALSIZE, message: detail)
+    }
+
     /// The kind of failure, derived from ``code``.
     public var kind: Kind {
         switch code {

@@ -1,0 +1,126 @@
+import Foundation
+import LMDB
+import Projections
+import ReadingEvents
+
+// The key codecs of the store's tables. Each one writes exactly the bytes the store has always
+// written (no format change); decoding checks lengths and ranges and throws an `LMDBError` of
+// kind `badValueSize`, never traps. All are caseless enums, so `Sendable`.
+
+/// An identifier (reader, book, ...) as its 16 UUID bytes (RFC 4122 order).
+enum IDKey<Tag: IdentifierTag>: LMDBFixedWidthKeyCodec {
+    typealias Item = TaggedID<Tag>
+    /// Always 16 bytes.
+    static var byteCount: Int { 16 }
+    /// The identifier's 16 UUID bytes.
+    static func encode(_ item: TaggedID<Tag>) -> [UInt8] { item.bytes }
+    /// The identifier in exactly 16 bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> TaggedID<Tag> {
+        guard let id = TaggedID<Tag>(bytes: bytes) else {
+            throw LMDBError.undecodable(codec: "IDKey<\(Tag.self)>", "expected 16 bytes, found \(bytes.count)")
+        }
+        return id
+    }
+}
+
+/// A reader as its 16 UUID bytes.
+typealias ReaderIDKey = IDKey<ReaderTag>
+/// A book as its 16 UUID bytes.
+typealias BookIDKey = IDKey<BookTag>
+
+/// `eventIDs`: an event ID as its 16 UUID bytes (as in the record).
+enum UUIDKey: LMDBFixedWidthKeyCodec {
+    typealias Item = UUID
+    /// Always 16 bytes.
+    static var byteCount: Int { 16 }
+    /// The UUID's 16 bytes.
+    static func encode(_ item: UUID) -> [UInt8] { EventRecord.uuidBytes(item) }
+    /// The UUID in exactly 16 bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> UUID {
+        guard bytes.count == 16 else {
+            throw LMDBError.undecodable(codec: "UUIDKey", "expected 16 bytes, found \(bytes.count)")
+        }
+        return EventRecord.uuid(bytes, at: 0)
+    }
+}
+
+/// A date as big-endian `UInt32(dayNumber + 1_000_000)`, so byte order is date order. Dates
+/// outside years 1 ... 9999 (which `LocalDate` cannot hold) are rejected when decoding.
+enum DayKey: LMDBFixedWidthKeyCodec {
+    typealias Item = LocalDate
+    /// Always 4 bytes.
+    static var byteCount: Int { 4 }
+    /// The day numbers `LocalDate` can hold: 0001-01-01 ... 9999-12-31.
+    static let dayNumbers = -719_162...2_932_896
+    /// The 4 bytes of `item`.
+    static func encode(_ item: LocalDate) -> [UInt8] { BigEndianUInt32.encode(UInt32(item.dayNumber + 1_000_000)) }
+    /// The date in exactly 4 bytes; throws for other lengths and for days outside years 1 ... 9999.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> LocalDate {
+        let dayNumber = Int(try BigEndianUInt32.decode(bytes)) - 1_000_000
+        guard dayNumbers.contains(dayNumber) else {
+            throw LMDBError.undecodable(codec: "DayKey", "day number \(dayNumber) is outside years 1 ... 9999")
+        }
+        return LocalDate(dayNumber: dayNumber)
+    }
+}
+
+/// A month as big-endian `UInt32(year * 12 + month - 1)`, so byte order is month order.
+enum MonthKey: LMDBFixedWidthKeyCodec {
+    typealias Item = YearMonth
+    /// Always 4 bytes.
+    static var byteCount: Int { 4 }
+    /// The 4 bytes of `item` (years before 0 are clamped to 0, as they always were).
+    static func encode(_ item: YearMonth) -> [UInt8] { BigEndianUInt32.encode(UInt32(clamping: item.year * 12 + item.month - 1)) }
+    /// The month in exactly 4 bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> YearMonth {
+        let value = Int(try BigEndianUInt32.decode(bytes))
+        return YearMonth(year: value / 12, month: value % 12 + 1)
+    }
+}
+
+/// A year as big-endian `UInt32(clamping: year)`, so byte order is year order.
+enum YearKey: LMDBFixedWidthKeyCodec {
+    typealias Item = Int
+    /// Always 4 bytes.
+    static var byteCount: Int { 4 }
+    /// The 4 bytes of `item` (clamped to 0 ... `UInt32.max`, as it always was).
+    static func encode(_ item: Int) -> [UInt8] { BigEndianUInt32.encode(UInt32(clamping: item)) }
+    /// The year in exactly 4 bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Int { Int(try BigEndianUInt32.decode(bytes)) }
+}
+
+/// The `streamIndex` key: the stream name's UTF-8 bytes (non-empty, no 0x00), a 0x00 separator
+/// and the big-endian stream version, so one stream's keys are contiguous and sort by version.
+enum StreamIndexKey: LMDBKeyCodec {
+    typealias Item = (stream: [UInt8], version: UInt64)
+    /// Stream bytes, 0x00, the 8 big-endian version bytes.
+    static func encode(_ item: Item) -> [UInt8] { prefix(item.stream) + BigEndianUInt64.encode(item.version) }
+    /// The bytes every key of `stream` starts with: its name's bytes and the separator.
+    static func prefix(_ stream: [UInt8]) -> [UInt8] { stream + [0] }
+    /// The stream and version; throws unless the bytes are a non-empty name without 0x00, a 0x00
+    /// and 8 version bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {
+        guard bytes.count >= 10 else {
+            throw LMDBError.undecodable(codec: "StreamIndexKey", "expected at least 10 bytes, found \(bytes.count)")
+        }
+        let separator = bytes.count - 9
+        guard bytes[separator] == 0, !bytes[..<separator].contains(0) else {
+            throw LMDBError.undecodable(codec: "StreamIndexKey", "expected the only 0x00 byte 9 bytes before the end")
+        }
+        let version = try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: bytes[(separator + 1)...]))
+        return (Array(bytes[..<separator]), version)
+    }
+}
+
+/// `index.reader`: reader ID bytes, then the event's big-endian log position.
+typealias ReaderPositionKey = KeyPair<ReaderIDKey, BigEndianUInt64>
+/// Views keyed by reader and book (`books`, `goals`): reader ID bytes, then book ID bytes.
+typealias ReaderBookKey = KeyPair<ReaderIDKey, BookIDKey>
+/// Views keyed by reader and day (`days`, `runs`).
+typealias ReaderDayKey = KeyPair<ReaderIDKey, DayKey>
+/// `bookDays`: reader, book, day.
+typealias ReaderBookDayKey = KeyPair<ReaderBookKey, DayKey>
+/// `months`: reader, month.
+typealias ReaderMonthKey = KeyPair<ReaderIDKey, MonthKey>
+/// `years`: reader, year.
+typealias ReaderYearKey = KeyPair<ReaderIDKey, YearKey>

@@ -1,0 +1,187 @@
+import Foundation
+import TestSupport
+import Projections
+import ReadingEvents
+import Testing
+@testable import EventStoreLMDB
+import LMDB
+
+/// The typed key codecs of the store's tables: exact bytes (the on-disk format is unchanged),
+/// round trips, byte order = item order, and typed errors for bytes that are not a key.
+@Suite struct KeyCodecTests {
+    static func decode<C: LMDBKeyCodec>(_ codec: C.Type, _ bytes: [UInt8]) throws(LMDBError) -> C.Item {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(LMDBError) in try C.decode(buffer) } }.get()
+    }
+
+    /// The big-endian bytes as the store computed them by hand before the codecs.
+    static func handBE64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }
+    static func handBE32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+
+    static func randomID(_ rng: inout SplitMix64) -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) } }
+
+    /// Every wrong length up to `width + 2` throws `badValueSize`.
+    static func expectWrongLengthsThrow<C: LMDBFixedWidthKeyCodec>(_ codec: C.Type) {
+        for length in 0...(C.byteCount + 2) where length != C.byteCount {
+            let error = #expect(throws: LMDBError.self) { try decode(C.self, [UInt8](repeating: 1, count: length)) }
+            #expect(error?.kind == .badValueSize, "\(C.self) with \(length) bytes")
+        }
+    }
+
+    @Test func theBytesAreTheOnesWrittenBeforeTheCodecs() throws {
+        var rng = SplitMix64(seed: 14)
+        for _ in 0..<200 {
+            let readerBytes = Self.randomID(&rng)
+            let bookBytes = Self.randomID(&rng)
+            let reader = try #require(ReaderID(bytes: readerBytes))
+            let book = try #require(BookID(bytes: bookBytes))
+            let position = UInt64.random(in: 0...UInt64.max, using: &rng)
+            let dayNumber = Int.random(in: DayKey.dayNumbers, using: &rng)
+            let month = YearMonth(year: Int.random(in: 1...9999, using: &rng), month: Int.random(in: 1...12, using: &rng))
+            let year = Int.random(in: 0...9999, using: &rng)
+            let dayBytes = Self.handBE32(UInt32(dayNumber + 1_000_000))
+            #expect(ReaderPositionKey.encode((reader, position)) == readerBytes + Self.handBE64(position))
+            #expect(ReaderBookKey.encode((reader, book)) == readerBytes + bookBytes)
+            #expect(ReaderDayKey.encode((reader, LocalDate(dayNumber: dayNumber))) == readerBytes + dayBytes)
+            #expect(ReaderBookDayKey.encode(((reader, book), LocalDate(dayNumber: dayNumber))) == readerBytes + bookBytes + dayBytes)
+            #expect(ReaderMonthKey.encode((reader, month)) == readerBytes + Self.handBE32(UInt32(month.year * 12 + month.month - 1)))
+            #expect(ReaderYearKey.encode((reader, year)) == readerBytes + Self.handBE32(UInt32(year)))
+            #expect(StreamIndexKey.encode((Array("book-x".utf8), position)) == Array("book-x".utf8) + [0] + Self.handBE64(position))
+        }
+        let uuid = try #require(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+        #expect(UUIDKey.encode(uuid) == [0xE6, 0x21, 0xE1, 0xF8, 0xC3, 0x6C, 0x49, 0x5A, 0x93, 0xFC, 0x0C, 0x24, 0x7A, 0x3E, 0x6E, 0x5F])
+        #expect(try Self.decode(UUIDKey.self, UUIDKey.encode(uuid)) == uuid)
+        #expect(DayKey.encode(LocalDate(dayNumber: 0)) == [0x00, 0x0F, 0x42, 0x40])
+        #expect(MonthKey.encode(YearMonth(year: 2026, month: 11)) == [0x00, 0x00, 0x5F, 0x02])
+        #expect(YearKey.encode(2026) == [0x00, 0x00, 0x07, 0xEA])
+    }
+
+    @Test func roundTripsAndByteOrderIsItemOrder() throws {
+        var rng = SplitMix64(seed: 41)
+        let readers = try (0..<3).map { _ in try #require(ReaderID(bytes: Self.randomID(&rng))) }
+        let books = try (0..<3).map { _ in try #require(BookID(bytes: Self.randomID(&rng))) }
+
+        var positionKeys: [(ReaderID, UInt64)] = []
+        var dayKeys: [((ReaderID, BookID), LocalDate)] = []
+        var monthKeys: [(ReaderID, YearMonth)] = []
+        var yearKeys: [(ReaderID, Int)] = []
+        var streamKeys: [(stream: [UInt8], version: UInt64)] = []
+        for _ in 0..<300 {
+            let reader = readers.randomElement(using: &rng)!
+            positionKeys.append((reader, UInt64.random(in: 0...UInt64.max, using: &rng)))
+            dayKeys.append(((reader, books.randomElement(using: &rng)!), LocalDate(dayNumber: Int.random(in: DayKey.dayNumbers, using: &rng))))
+            monthKeys.append((reader, YearMonth(year: Int.random(in: 0...9999, using: &rng), month: Int.random(in: 1...12, using: &rng))))
+            yearKeys.append((reader, Int.random(in: 0...Int(UInt32.max), using: &rng)))
+            streamKeys.append((Array(["a", "ab", "b", "book-1"].randomElement(using: &rng)!.utf8), UInt64.random(in: 0...UInt64.max, using: &rng)))
+        }
+        positionKeys += readers.flatMap { r -> [(ReaderID, UInt64)] in [(r, 0), (r, 255), (r, 256), (r, .max)] }
+        dayKeys += [((readers[0], books[0]), LocalDate(dayNumber: DayKey.dayNumbers.lowerBound)),
+                    ((readers[0], books[0]), LocalDate(dayNumber: DayKey.dayNumbers.upperBound))]
+
+        /// Encoding, then decoding, gives the item back; sorting by bytes sorts by `order`.
+        func check<C: LMDBKeyCodec, O: Comparable>(_ codec: C.Type, _ items: [C.Item], _ order: (C.Item) -> O) throws {
+            for item in items {
+                #expect(order(try Self.decode(C.self, C.encode(item))) == order(item), "\(C.self) round trip")
+            }
+            let byBytes = items.sorted { C.encode($0).lexicographicallyPrecedes(C.encode($1)) }.map(order)
+            #expect(byBytes == items.map(order).sorted(), "\(C.self) byte order")
+        }
+        func idOrder(_ bytes: [UInt8]) -> [Int] { bytes.map(Int.init) }
+        struct Lex: Comparable {
+            let parts: [Int]
+            static func < (l: Lex, r: Lex) -> Bool { l.parts.lexicographicallyPrecedes(r.parts) }
+        }
+        try check(ReaderPositionKey.self, positionKeys) { Lex(parts: idOrder($0.0.bytes) + [Int(truncatingIfNeeded: $0.1 >> 1), Int($0.1 & 1)]) }
+        try check(ReaderBookDayKey.self, dayKeys) { Lex(parts: idOrder($0.0.0.bytes) + idOrder($0.0.1.bytes) + [$0.1.dayNumber]) }
+        try check(ReaderMonthKey.self, monthKeys) { Lex(parts: idOrder($0.0.bytes) + [$0.1.year, $0.1.month]) }
+        try check(ReaderYearKey.self, yearKeys) { Lex(parts: idOrder($0.0.bytes) + [$0.1]) }
+        try check(StreamIndexKey.self, streamKeys) { Lex(parts: idOrder($0.stream) + [-1, Int(truncatingIfNeeded: $0.version >> 1), Int($0.version & 1)]) }
+    }
+
+    @Test func wrongLengthsAndBadBytesGiveTypedErrors() throws {
+        Self.expectWrongLengthsThrow(ReaderIDKey.self)
+        Self.expectWrongLengthsThrow(BookIDKey.self)
+        Self.expectWrongLengthsThrow(UUIDKey.self)
+        Self.expectWrongLengthsThrow(DayKey.self)
+        Self.expectWrongLengthsThrow(MonthKey.self)
+        Self.expectWrongLengthsThrow(YearKey.self)
+        Self.expectWrongLengthsThrow(ReaderPositionKey.self)
+        Self.expectWrongLengthsThrow(ReaderBookKey.self)
+        Self.expectWrongLengthsThrow(ReaderDayKey.self)
+        Self.expectWrongLengthsThrow(ReaderBookDayKey.self)
+        Self.expectWrongLengthsThrow(ReaderMonthKey.self)
+        Self.expectWrongLengthsThrow(ReaderYearKey.self)
+        #expect(ReaderBookDayKey.byteCount == 36 && ReaderPositionKey.byteCount == 24)
+
+        // A day outside years 1 ... 9999 (which LocalDate cannot hold) is refused, not trapped on.
+        for bytes: [UInt8] in [[0, 0, 0, 0], [0xFF, 0xFF, 0xFF, 0xFF], Self.handBE32(UInt32(1_000_000 + DayKey.dayNumbers.upperBound + 1))] {
+            let error = #expect(throws: LMDBError.self) { try Self.decode(DayKey.self, bytes) }
+            #expect(error?.kind == .badValueSize)
+            #expect(error?.operation == "decode(DayKey)")
+        }
+        // Stream index keys: too short, no separator, a 0x00 inside the name, an empty name.
+        let version = Self.handBE64(3)
+        for bytes in [[UInt8](), [0] + version, Array("ab".utf8) + [1] + version, [0x61, 0, 0x62, 0] + version, Array("abc".utf8) + version] {
+            let error = #expect(throws: LMDBError.self) { try Self.decode(StreamIndexKey.self, bytes) }
+            #expect(error?.kind == .badValueSize, "\(bytes)")
+        }
+        let decoded = try Self.decode(StreamIndexKey.self, Array("ab".utf8) + [0] + version)
+        #expect(decoded.stream == Array("ab".utf8) && decoded.version == 3)
+    }
+
+    @Test func arbitraryBytesNeverTrap() {
+        var rng = SplitMix64(seed: 99)
+        for _ in 0..<3000 {
+            let length = Int.random(in: 0...40, using: &rng)
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...3, using: &rng) == 0 ? 0 : UInt8.random(in: 0...255, using: &rng) }
+            _ = try? Self.decode(ReaderPositionKey.self, bytes)
+            _ = try? Self.decode(ReaderBookDayKey.self, bytes)
+            _ = try? Self.decode(ReaderMonthKey.self, bytes)
+            _ = try? Self.decode(ReaderYearKey.self, bytes)
+            _ = try? Self.decode(StreamIndexKey.self, bytes)
+        }
+    }
+
+    /// Keys written as raw bytes (the way the store wrote them before the codecs) read back through
+    /// the typed tables of a real store; a key that does not decode is reported as a damaged view.
+    @Test func rawKeysWrittenBeforeReadThroughTheTypedTables() throws {
+        try withTempDirectory { dir in
+            let store = try ReadingStore.open(at: dir.child("store"))
+            var rng = SplitMix64(seed: 5)
+            let readerBytes = Self.randomID(&rng)
+            let reader = try #require(ReaderID(bytes: readerBytes))
+            let tables = store.generations[0]
+            let day = LocalDate(dayNumber: 20_000)
+            try store.log.environment.write { txn in
+                for position: UInt64 in [3, 300, 70_000] {
+                    try txn.put(store.readerIndex.untyped, readerBytes + Self.handBE64(position), [])
+                }
+                try txn.put(tables.days.untyped, readerBytes + Self.handBE32(UInt32(day.dayNumber + 1_000_000)),
+                            ViewRecordCodec.encode(DayTotal(pages: 2, seconds: 60)))
+                try txn.put(store.viewMeta, "checkpoint.g1", Self.handBE64(0x0102_0304))
+            }
+            try store.log.environment.read { txn in
+                var positions: [UInt64] = []
+                try txn.forEach(store.readerIndex, prefix: ReaderIDKey.encode(reader)) { key, _ in
+                    #expect(key.0 == reader)
+                    positions.append(key.1)
+                    return true
+                }
+                #expect(positions == [3, 300, 70_000])
+                #expect(try store.checkpoint(txn, generation: 1) == 0x0102_0304)
+                let views = LMDBViewStore(txn: txn, tables: tables)
+                #expect(try views.dayTotals(reader: reader, in: day...day).map(\.0) == [day])
+            }
+            try store.log.environment.write { txn in
+                try txn.put(tables.days.untyped, readerBytes + [1, 2, 3], [])
+            }
+            let error = #expect(throws: EventStoreError.self) {
+                try store.withViews { try $0.dayTotals(reader: reader, in: day...LocalDate(dayNumber: 2_000_000)) }
+            }
+            guard case .corruptView(let detail)? = error else {
+                Issue.record("expected corruptView, got \(String(describing: error))")
+                return
+            }
+            #expect(detail.contains("views.g0.days"))
+        }
+    }
+}
