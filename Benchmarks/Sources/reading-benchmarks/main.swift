@@ -10,6 +10,9 @@
 // --quick      smaller workloads and N = 100,000 (a couple of minutes).
 // --no-large   skip the 10 N store (P6 and P7 then use the N store).
 // --keep-stores  leave the N and 10 N stores in the temporary directory (for mdb_stat) and print their paths.
+//
+// Child modes (not for direct use): --child-rebuild, --child-open, --child-open-raw (P6, P7), and
+// --make-store N, --rebuild-once DIR (Scripts/rebuild-instructions.sh, the callgrind figure).
 import DemoHistory
 import EventStoreLMDB
 import Foundation
@@ -63,6 +66,30 @@ if args.first == "--child-open-raw" {
     let t1 = now()
     print("RESULT \(t1 - t0) \(size)")
     exit(0)
+}
+
+if args.first == "--make-store" {
+    // Scripts/rebuild-instructions.sh: a store of N demo events (the seeded realistic mix, the same
+    // as P4's) in a new temporary directory, whose path is printed; the script removes it.
+    let built = try build(Int(args[1])!, name: "callgrind", withSQLite: false)
+    print("RESULT \(built.store.path)")
+    exit(0)
+}
+if args.first == "--rebuild-once" {
+    // Scripts/rebuild-instructions.sh runs this under callgrind, collecting only inside
+    // `measuredRebuild` (--toggle-collect), so opening the store and exiting are not counted.
+    // A 1 GiB map (grown by the store if a rebuild needs more): valgrind refuses P4's 64 GiB one.
+    let store = try openStore(URL(fileURLWithPath: args[1]), options: smallMap)
+    let report = try measuredRebuild(store)
+    print("RESULT \(report.events) \(report.digest)")
+    exit(0)
+}
+
+/// The one rebuild that `--rebuild-once` measures: a function of its own (never inlined, no
+/// closures inside, so callgrind toggles collection exactly once on entry and once on exit).
+@inline(never)
+func measuredRebuild(_ store: ReadingStore) throws -> RebuildReport {
+    try store.rebuild()
 }
 
 // MARK: Options

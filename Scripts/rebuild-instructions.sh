@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Instructions per folded event of a rebuild, counted by callgrind: a figure that does not move
+# with the machine's load (unlike P4's events/s), so two versions of the code can be compared
+# exactly. A documented manual measurement; not part of .ci/run (a run takes a minute or two
+# after the build).
+#
+# Usage: Scripts/rebuild-instructions.sh [N]      (default N = 20000 events)
+#
+# What it does:
+#   1. builds the release benchmark binary (Benchmarks package, scratch Benchmarks/.build-bench);
+#   2. `reading-benchmarks --make-store N` creates a store of N events of the seeded DemoHistory
+#      mix (the same events as P4), natively, in a temporary directory;
+#   3. `reading-benchmarks --rebuild-once DIR` opens that store and calls ReadingStore.rebuild()
+#      once, in a child process under `valgrind --tool=callgrind`, collecting only between entry
+#      and exit of the benchmark's `measuredRebuild` function (--toggle-collect on its mangled
+#      name, looked up with nm): program start, opening the store and exit are not counted;
+#   4. prints the total instructions (Ir) of the rebuild, Ir / folded event, and the top 10
+#      functions by inclusive and by self Ir (callgrind_annotate, names demangled).
+#
+# The rebuild counted is the whole ReadingStore.rebuild(): catching up, folding the log in chunks
+# of write transactions, the commits, and the digest of the rebuilt views at the end (its share
+# is the `viewDigest` line of the inclusive list).
+# Swift's per-process random hash seed is fixed (SWIFT_DETERMINISTIC_HASHING=1) so dictionary
+# work is the same from run to run.
+#
+# Environment: CALLGRIND_KEEP=1 keeps the store and callgrind.out in the temporary directory.
+# Needs valgrind (apt-get install -y valgrind).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+events="${1:-20000}"
+scratch=Benchmarks/.build-bench
+command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install -y valgrind" >&2; exit 1; }
+
+echo "== building reading-benchmarks (release) ==" >&2
+swift build -c release --package-path Benchmarks --scratch-path "$scratch" --product reading-benchmarks >&2
+binary="$(swift build -c release --package-path Benchmarks --scratch-path "$scratch" --show-bin-path)/reading-benchmarks"
+
+# The exact mangled name of measuredRebuild: a wildcard could also match closures or thunks, and
+# each match toggles collection again.
+symbols="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E '^\$s18reading_benchmarks15measuredRebuildy.*KF$' || true)"
+if [[ "$(printf '%s\n' "$symbols" | grep -c .)" != 1 ]]; then
+    echo "expected exactly one measuredRebuild symbol in $binary, found: ${symbols:-none}" >&2
+    exit 1
+fi
+
+export SWIFT_DETERMINISTIC_HASHING=1
+work="$(mktemp -d -t rebuild-instructions.XXXXXX)"
+store=""
+cleanup() {
+    if [[ "${CALLGRIND_KEEP:-0}" == 1 ]]; then echo "kept: $work ${store}" >&2; return; fi
+    rm -rf "$work"
+    if [[ -n "$store" ]]; then rm -rf "$store"; fi
+}
+trap cleanup EXIT
+
+echo "== creating a store of $events events ==" >&2
+store="$("$binary" --make-store "$events" | sed -n 's/^RESULT //p')"
+[[ -d "$store" ]] || { echo "--make-store printed no store directory" >&2; exit 1; }
+
+# valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug info the Swift toolchain writes and gives
+# up; a copy without debug info keeps the symbol table, which is all callgrind needs for names.
+stripped="$work/reading-benchmarks"
+cp "$binary" "$stripped"
+strip --strip-debug "$stripped"
+
+echo "== rebuilding it under callgrind (only $symbols collected) ==" >&2
+out="$work/callgrind.out"
+valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect="$symbols" \
+    "$stripped" --rebuild-once "$store" >"$work/child.txt" 2>"$work/valgrind.txt" || {
+    cat "$work/valgrind.txt" >&2; exit 1; }
+read -r folded digest < <(sed -n 's/^RESULT //p' "$work/child.txt")
+total="$(awk '/^(summary|totals):/ {print $2; exit}' "$out")"
+if [[ -z "$total" || "$total" == 0 || -z "$folded" || "$folded" == 0 ]]; then
+    echo "no instructions or no events counted (Ir '$total', events '$folded')" >&2
+    cat "$work/valgrind.txt" >&2
+    exit 1
+fi
+
+demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; else cat; fi; }
+# The function table of callgrind_annotate, demangled, as "Ir  (share)  function  [object file]";
+# without the frames that call measuredRebuild (100% by construction) and the "partial apply"
+# forwarders (each has the same figure as the closure it forwards to).
+functions() {
+    callgrind_annotate --inclusive="$1" --threshold=100 "$out" | demangle \
+        | awk '/^-+$/ { dash++; next } dash >= 4 && NF' \
+        | sed -E 's/^( *[0-9,]+ +\([^)]*\) +)[^:]*:/\1/; s/ \[[^]]*\/([^]/]*)\]$/  [\1]/' \
+        | grep -v -E '^ *[0-9,]+ +\([^)]*\) +(__libc_start_main|\(below main\)|0x[0-9a-f]+ |reading_benchmarks_main|measuredRebuild|partial apply for )' \
+        | grep -E '^ *[0-9,]+ +\(' | grep -v 'PROGRAM TOTALS'
+}
+top10() { functions "$1" | awk 'n < 10 { print; n++ }'; }
+
+digestIr="$(functions yes | awk '/ViewDigest\.of/ && !found { gsub(",", "", $1); print $1; found = 1 }')"
+echo
+echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild only"
+echo "instructions (Ir) of the rebuild: $total"
+awk -v t="$total" -v n="$folded" -v d="${digestIr:-0}" 'BEGIN {
+    printf "instructions per folded event: %.0f\n", t / n
+    if (d > 0) printf "  of which the digest of the rebuilt views at the end: %.0f per event (%.1f%%); without it %.0f\n", d / n, d / t * 100, (t - d) / n
+}'
+echo
+echo "top 10 functions by inclusive Ir (outside callers and partial-apply forwarders left out):"
+top10 yes
+echo
+echo "top 10 functions by self Ir:"
+top10 no
