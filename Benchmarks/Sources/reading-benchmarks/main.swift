@@ -168,7 +168,7 @@ for round in 0..<rounds {
         let t = now()
         try sqlite.append(p1, chunk: 1000)
         p1Rates.sqlite.append(Double(p1.count) / (now() - t))
-        try sqlite.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        _ = try sqlite.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         sqliteBytesPerEvent = Double(directorySize(dir)) / Double(p1.count)
         if round == 0 { notes.append("SQLite: WAL mode, PRAGMA synchronous = \(try sqlite.synchronousMode()) (2 = FULL: every commit is fsynced)") }
         removeTemp(dir)
@@ -359,7 +359,7 @@ func build(_ count: Int, name: String, withSQLite: Bool) throws -> Built {
     let total = now() - t
     note(String(format: "  %@: %d events in %.1f s (appendRecorded alone %.1f s, %@)", name, count, total, appendSeconds,
                 rate(Double(count) / appendSeconds)))
-    if let sqlite { try sqlite.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) } }
+    if let sqlite { _ = try sqlite.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) } }
     return Built(store: dir, sqlite: sqliteDir, reader: reader!, zone: zone, asOf: asOf,
                  payloadBytes: Double(payload) / Double(count), recordBytes: Double(record) / Double(count), seconds: total)
 }
