@@ -63,19 +63,23 @@ public final class ReadingStore: Sendable {
             dayStartHour = Int(hour)
             return
         }
-        dayStartHour = try log.environment.write { txn -> Int in
-            if let stored = try txn.get(meta, "dayStartHour"), let hour = stored.first { return Int(hour) }
-            try txn.put(meta, "dayStartHour", [UInt8(requested)])
-            return requested
-        }
-        // A store whose views were made by a build with fewer view tables (no version: 1, before
-        // the `years` table) is rebuilt once; a new, empty store starts at the current version.
-        let upgrade = try log.environment.write { txn -> Bool in
-            if let stored = try txn.get(meta, "viewsVersion")?.first { return stored < Self.viewsVersion }
-            if try log.lastPosition(in: txn) > 0 { return true }
+        // One transaction fixes the day-start hour of a new store and decides whether the views
+        // need the one-time upgrade: a store whose views were made by a build with fewer view
+        // tables or older fold rules (no version: 1) is rebuilt once; a new, empty store starts at
+        // the current version.
+        let (hour, upgrade) = try log.environment.write { txn -> (Int, Bool) in
+            var hour = requested
+            if let stored = try txn.get(meta, "dayStartHour"), let first = stored.first {
+                hour = Int(first)
+            } else {
+                try txn.put(meta, "dayStartHour", [UInt8(requested)])
+            }
+            if let stored = try txn.get(meta, "viewsVersion")?.first { return (hour, stored < Self.viewsVersion) }
+            if try log.lastPosition(in: txn) > 0 { return (hour, true) }
             try txn.put(meta, "viewsVersion", [Self.viewsVersion])
-            return false
+            return (hour, false)
         }
+        dayStartHour = hour
         try catchUp()
         if upgrade {
             _ = try rebuild()

@@ -85,7 +85,9 @@ public enum RecordedBatch {
                 var pageCount: Int?
                 if case .book(let reader, let book) = envelope.stream {
                     if let known = pageCounts[envelope.stream] { pageCount = known } else {
+                        // Once per book and batch: the store's page count decodes the book's view.
                         pageCount = try storedPageCount(reader, book)
+                        pageCounts[envelope.stream] = .some(pageCount)
                     }
                 }
                 do { try envelope.validate(pageCount: pageCount) } catch {
