@@ -135,11 +135,20 @@ extension Replay {
                 }
                 return ReplayError("\(file) line \(lineNumbers[rejection.index]): event \(rejection.eventID): \(reason); nothing was imported")
             }
-            // The rules that need no store first, so a refused file never creates one.
-            do { try RecordedBatch.check(envelopes) } catch let rejection as RecordedEventRejection { throw refusal(rejection) }
+            // The rules that need no store first, so a refused file never creates one: lines of new
+            // facts (no origin) by the rules of a command; lines of a replica's events (with their
+            // origin) by the rules of a merge, in the store.
+            let local = envelopes.indices.filter { envelopes[$0].origin == nil }
+            do { try RecordedBatch.check(local.map { envelopes[$0] }) } catch let rejection as RecordedEventRejection {
+                throw refusal(rejection.renumbered(local))
+            }
             let store = try ReadingStore.open(at: options.url)
             let added: Int
-            do { added = try store.appendRecorded(envelopes) } catch let rejection as RecordedEventRejection { throw refusal(rejection) }
+            do { added = try store.appendRecorded(envelopes) } catch let rejection as RecordedEventRejection {
+                throw refusal(rejection)
+            } catch let rejection as MergeRejection {
+                throw ReplayError("\(file) line \(lineNumbers[rejection.index]): event \(rejection.eventID): \(rejection.field): \(rejection.detail) [rule: \(rejection.rule.rawValue)]; nothing was imported")
+            }
             print("imported \(added) new events of \(envelopes.count) from \(file) (\(envelopes.count - added) already stored)")
         }
     }
