@@ -94,6 +94,24 @@ public struct ReadingProjector {
         return outcome
     }
 
+    /// Folds a whole set of stored events into `store` in canonical order (``canonicallyBefore(_:_:)``),
+    /// refolding from `envelopes` any book the fold asks for: the reference fold, the same views
+    /// every replica holding this set of events shows.
+    public func fold(_ envelopes: [EventEnvelope], into store: inout some ViewStore) throws {
+        let sorted = envelopes.sorted(by: Self.canonicallyBefore)
+        var pending: [(ReaderID, BookID)] = []
+        var seen = Set<StreamID>()
+        for envelope in sorted {
+            if case .needsRefold(let reader, let book) = try apply(envelope, to: &store),
+               seen.insert(.book(reader: reader, book: book)).inserted {
+                pending.append((reader, book))
+            }
+        }
+        for (reader, book) in pending {
+            try refold(reader: reader, book: book, events: sorted.filter { $0.reader == reader && $0.event.book == book }, in: &store)
+        }
+    }
+
     /// Refolds one book from all of its stored events: takes the book view's contributions out of
     /// the reader's totals (days, buckets, months, years, streak runs, the goal list), folds the
     /// events in canonical order into a fresh book view, and puts the new contributions back, so
