@@ -56,6 +56,14 @@ public final class ReadingStore: Sendable {
     }
 
     init(log: EventLog, dayStartHour requested: Int, replica requestedReplica: ReplicaID? = nil) throws {
+        // The log's format first: a store of an older format cannot be read before it is migrated.
+        let format = try log.environment.read { txn -> UInt32 in
+            guard let bytes = try txn.get(log.meta, EventLog.MetaKey.format) else { return EventLog.formatVersion }
+            return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
+        }
+        if log.environment.options.readOnly, format < EventLog.formatVersion {
+            throw EventStoreError.formatNeedsMigration(found: format, current: EventLog.formatVersion)
+        }
         self.log = log
         groupCommit = GroupCommit(environment: log.environment)
         viewMeta = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: RawBytes.self)
@@ -66,14 +74,7 @@ public final class ReadingStore: Sendable {
         guard (0...23).contains(requested) else {
             throw EventStoreError.invalidArgument(field: "dayStartHour", detail: "\(requested) is outside 0 ... 23")
         }
-        let format = try log.environment.read { txn -> UInt32 in
-            guard let bytes = try txn.get(log.meta, EventLog.MetaKey.format) else { return EventLog.formatVersion }
-            return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
-        }
         if log.environment.options.readOnly {
-            guard format == EventLog.formatVersion else {
-                throw EventStoreError.formatNeedsMigration(found: format, current: EventLog.formatVersion)
-            }
             guard let hour = try log.environment.read({ txn in try txn.get(meta, "dayStartHour")?.first }) else {
                 throw EventStoreError.notAStore(path: log.directory.path, reason: "it has no views yet, and it was opened read-only")
             }
