@@ -359,7 +359,7 @@ public final class ReadingStore: Sendable {
         var fresh: [EventEnvelope] = []
         fresh.reserveCapacity(envelopes.count)
         for envelope in envelopes where seen.insert(envelope.eventID).inserted {
-            if try log.event(withID: envelope.eventID.uuid, in: txn) == nil { fresh.append(envelope) }
+            if try txn.get(log.eventIDs, envelope.eventID.uuid) == nil { fresh.append(envelope) }
         }
         try stampLocal(&fresh, txn)
         let parts = fresh.map { envelope in
