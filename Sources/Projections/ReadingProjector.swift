@@ -323,6 +323,23 @@ public struct ReadingProjector {
         }
         view.entries.insert(entry, at: index)
 
+        // The common case: a page record that is the latest of its read-through. It changes no
+        // earlier mark (only a correction clamps earlier marks) and is credited what it adds to the
+        // highest effective position before it: the same as recomputing the read-through below,
+        // without rebuilding its timeline (which made every page record cost the whole book).
+        if index == view.entries.endIndex - 1, !isCorrection {
+            var highest = 0
+            var i = index - 1
+            while i >= view.entries.startIndex, view.entries[i].readThrough == readThrough {
+                highest = max(highest, view.entries[i].effective)
+                i -= 1
+            }
+            let credit = max(0, position - highest)
+            view.entries[index].credited = credit
+            if credit != 0 { deltas.add(day: day, bucket: entry.bucket, book: view.book, pages: credit, seconds: 0) }
+            return
+        }
+
         let group = view.entries.indices.filter { view.entries[$0].readThrough == readThrough }
         var timeline = PageTimeline()
         for i in group {
