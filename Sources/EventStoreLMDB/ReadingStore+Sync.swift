@@ -9,12 +9,28 @@ typealias ReplicaIDKey = IDKey<ReplicaTag>
 /// contiguous and in sequence order.
 typealias OriginKey = KeyPair<ReplicaIDKey, BigEndianUInt64>
 
+/// `sync.origins` values: the event's position and stamp, 8 bytes big-endian each, so
+/// `changes(since:)` orders candidates without decoding a record.
+enum OriginEntryCodec: LMDBValueCodec {
+    typealias Item = (position: UInt64, stamp: UInt64)
+    /// 16 bytes: position, then stamp.
+    static func encode(_ item: Item) -> [UInt8] { BigEndianUInt64.encode(item.position) + BigEndianUInt64.encode(item.stamp) }
+    /// Exactly 16 bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {
+        guard bytes.count == 16 else {
+            throw LMDBError.undecodable(codec: "OriginEntryCodec", "expected 16 bytes, found \(bytes.count)")
+        }
+        return (try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: bytes[0..<8])),
+                try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: bytes[8..<16])))
+    }
+}
+
 /// The replication tables, written in the same transactions as the events they describe:
 /// - `sync.meta`: `replica` (this store's replica ID, 16 bytes, fixed at creation) and `clock`
 ///   (the latest stamp held, 8 bytes big-endian: the hybrid logical clock);
 /// - `sync.vector`: every replica heard of, with the highest sequence up to which every event of
 ///   it is held (the version vector; 0 while its first event is missing);
-/// - `sync.origins`: (replica, sequence) -> position, one entry per stamped event.
+/// - `sync.origins`: (replica, sequence) -> (position, stamp), one entry per stamped event.
 ///
 /// `Sendable`: database handles only.
 struct SyncTables: Sendable {
@@ -22,13 +38,13 @@ struct SyncTables: Sendable {
     let meta: LMDBDatabase<UTF8String, RawBytes>
     let clock: LMDBDatabase<UTF8String, BigEndianUInt64>
     let vector: LMDBDatabase<ReplicaIDKey, BigEndianUInt64>
-    let origins: LMDBDatabase<OriginKey, BigEndianUInt64>
+    let origins: LMDBDatabase<OriginKey, OriginEntryCodec>
 
     init(log: EventLog) throws {
         meta = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: RawBytes.self)
         clock = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: BigEndianUInt64.self)
         vector = try log.openDatabase(named: "sync.vector", keys: ReplicaIDKey.self, values: BigEndianUInt64.self)
-        origins = try log.openDatabase(named: "sync.origins", keys: OriginKey.self, values: BigEndianUInt64.self)
+        origins = try log.openDatabase(named: "sync.origins", keys: OriginKey.self, values: OriginEntryCodec.self)
     }
 }
 
@@ -116,33 +132,36 @@ extension ReadingStore {
     public func changes(since peer: VersionVector, after: EventOrigin? = nil, limit: Int = 10_000) throws -> [EventEnvelope] {
         guard limit > 0 else { throw EventStoreError.invalidArgument(field: "limit", detail: "\(limit) is not 1 or more") }
         return try log.environment.read { txn in
-            var positions: [UInt64] = []
+            // Candidates from the origins index alone (no record decoded): per replica, the events
+            // above the peer's head and after `after`, at most `limit` of them (a replica's
+            // sequence order is canonical, so no later one of it can make the page).
+            var candidates: [(origin: EventOrigin, position: UInt64)] = []
             var replicas: [ReplicaID] = []
             try txn.forEach(sync.vector) { replica, _ in replicas.append(replica); return true }
             for replica in replicas {
-                var from = peer[replica] + 1
-                // Skip what `after` already covers for this replica (its sequence order is canonical).
-                if let after, after.replica == replica { from = max(from, after.sequence + 1) }
-                try txn.forEach(sync.origins, from: (replica, from), prefix: replica.bytes) { _, position in
-                    positions.append(position)
-                    return true
+                var taken = 0
+                try txn.forEach(sync.origins, from: (replica, peer[replica] + 1), prefix: replica.bytes) { key, entry in
+                    let origin = EventOrigin(stamp: entry.stamp, replica: replica, sequence: key.1)
+                    if let after, origin <= after { return true }
+                    candidates.append((origin, entry.position))
+                    taken += 1
+                    return taken < limit
                 }
             }
+            candidates.sort { $0.origin < $1.origin }
             var envelopes: [EventEnvelope] = []
-            envelopes.reserveCapacity(positions.count)
-            for position in positions {
+            envelopes.reserveCapacity(min(limit, candidates.count))
+            for (origin, position) in candidates.prefix(limit) {
                 guard let record = try log.event(at: position, in: txn) else {
                     throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it, but the log has no such position")
                 }
                 let envelope = try Self.envelope(of: record)
-                guard let origin = envelope.origin, origin.replica != .provisional else {
-                    throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it, but it carries no origin")
+                guard envelope.origin == origin else {
+                    throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it as \(origin), but it carries \(envelope.origin.map(String.init(describing:)) ?? "no origin")")
                 }
-                if let after, origin <= after { continue }
                 envelopes.append(envelope)
             }
-            envelopes.sort { $0.origin! < $1.origin! }
-            return Array(envelopes.prefix(limit))
+            return envelopes
         }
     }
 
@@ -207,8 +226,8 @@ extension ReadingStore {
                 continue
             }
             let sequenceKey = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
-            if let position = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
-                throw reject("sequence", .duplicateID, "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(position))")
+            if let entry = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
+                throw reject("sequence", .duplicateID, "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(entry.position))")
             }
             if let other = claimed.updateValue(index, forKey: sequenceKey) {
                 throw reject("sequence", .duplicateID, "replica \(origin.replica)'s sequence \(origin.sequence) also names envelope \(other + 1), another event")
@@ -261,7 +280,7 @@ extension ReadingStore {
         var touched: [ReplicaID: UInt64] = [:]
         for envelope in stored {
             guard let origin = envelope.origin else { continue }
-            try txn.put(sync.origins, (origin.replica, origin.sequence), envelope.position)
+            try txn.put(sync.origins, (origin.replica, origin.sequence), (envelope.position, origin.stamp))
             clock = max(clock, origin.stamp)
             touched[origin.replica] = max(touched[origin.replica] ?? 0, origin.sequence)
         }
@@ -294,7 +313,7 @@ extension ReadingStore {
                     stream: record.stream, payload: BinaryEventCodec.encode(envelope), prevHash: head)
                 try txn.putRaw(log.events, BigEndianUInt64.encode(record.position), bytes, flags: [])
                 head = EventRecord.hash(bytes)
-                try txn.put(sync.origins, (replica, record.position), record.position)
+                try txn.put(sync.origins, (replica, record.position), (record.position, 0))
             }
             position = records.last!.position
         }
