@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "DemoHistory", targets: ["DemoHistory"]),
         .library(name: "ReadingReport", targets: ["ReadingReport"]),
         .library(name: "ReadingImport", targets: ["ReadingImport"]),
+        .library(name: "ReadingSync", targets: ["ReadingSync"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
     dependencies: [
@@ -85,6 +86,12 @@ let package = Package(
             name: "ReadingImport",
             dependencies: ["ReadingEvents", "CSQLite", .product(name: "SwiftCSV", package: "SwiftCSV")]
         ),
+        // The client of the sync server (Server/ package): Foundation's URLSession only, no extra
+        // dependency; syncs a ReadingStore through its merge API and manages partners.
+        .target(
+            name: "ReadingSync",
+            dependencies: ["EventStoreLMDB", "ReadingEvents"]
+        ),
         .executableTarget(
             name: "replay",
             dependencies: [
@@ -94,6 +101,7 @@ let package = Package(
                 "Projections",
                 "ReadingEvents",
                 "ReadingImport",
+                "ReadingSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

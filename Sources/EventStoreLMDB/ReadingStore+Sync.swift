@@ -255,6 +255,37 @@ extension ReadingStore {
         return result
     }
 
+    // MARK: Transport state
+
+    /// A small piece of state a sync transport keeps with the store (a server's pull cursor, the
+    /// vector a server has acknowledged; the "state token" of CKSyncEngine's shape), or `nil`.
+    public func transportState(_ key: String) throws -> [UInt8]? {
+        let name = try Self.transportKey(key)
+        return try log.environment.read { txn in try txn.get(sync.meta, name) }
+    }
+
+    /// Stores (or, with `nil`, removes) a transport's state under `key`, durably, in its own
+    /// write transaction.
+    ///
+    /// - Throws: ``EventStoreError/invalidArgument(field:detail:)`` for an empty key, one over 200
+    ///   UTF-8 bytes, or a value over 64 KiB.
+    public func setTransportState(_ key: String, _ value: [UInt8]?) throws {
+        let name = try Self.transportKey(key)
+        if let value, value.count > 65_536 {
+            throw EventStoreError.invalidArgument(field: "transport state", detail: "\(value.count) bytes; at most 65536")
+        }
+        try log.environment.write { txn in
+            if let value { try txn.put(sync.meta, name, value) } else { _ = try txn.delete(sync.meta, name) }
+        }
+    }
+
+    private static func transportKey(_ key: String) throws -> String {
+        guard !key.isEmpty, key.utf8.count <= 200 else {
+            throw EventStoreError.invalidArgument(field: "transport state key", detail: "must be 1 ... 200 UTF-8 bytes, not \(key.utf8.count)")
+        }
+        return "transport." + key
+    }
+
     // MARK: Stamping
 
     /// Gives new local events their origins: this replica, its next sequence numbers, and stamps

@@ -6,7 +6,7 @@ import ReadingEvents
 
 /// `replay`: rebuild, verify, audit, show, export, import and back up a reading-history store.
 @main
-struct Replay: ParsableCommand {
+struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Rebuild, verify, audit, show, export, import and back up a reading-history store.",
@@ -16,7 +16,7 @@ struct Replay: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [Demo.self, Rebuild.self, Verify.self, Audit.self, Show.self, Export.self, Import.self, ImportFrom.self,
-                      Backup.self, Stats.self, Report.self, Sync.self, Vector.self]
+                      Backup.self, Stats.self, Report.self, Sync.self, Vector.self, Register.self, Partner.self]
     )
 }
 

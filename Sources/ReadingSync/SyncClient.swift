@@ -1,0 +1,307 @@
+import EventStoreLMDB
+import Foundation
+import ReadingEvents
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A refused or failed request to the sync server: the HTTP status and the server's error body
+/// (`{"error": code, "field": field, "message": message}`), or a transport failure (status 0).
+///
+/// `Sendable`: values.
+public struct SyncError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The HTTP status (0: no answer: the connection failed).
+    public let status: Int
+    /// The server's error code ("malformed_record", "forbidden", ...) or "transport".
+    public let code: String
+    /// The field the server named, if any ("events[3].record.data.position").
+    public let field: String?
+    /// What went wrong.
+    public let message: String
+
+    /// Creates an error.
+    public init(status: Int, code: String, field: String? = nil, message: String) {
+        self.status = status; self.code = code; self.field = field; self.message = message
+    }
+
+    /// Whether repeating the request may succeed: no answer, 408, 429, or a 5xx (the server or its
+    /// database restarting). Every request of the protocol is safe to repeat.
+    public var isRetryable: Bool { status == 0 || status == 408 || status == 429 || status >= 500 }
+
+    /// "status code (field): message".
+    public var description: String {
+        "\(status) \(code)\(field.map { " (\($0))" } ?? ""): \(message)"
+    }
+}
+
+/// A device's registration with the sync server.
+///
+/// `Sendable`: values.
+public struct DeviceRegistration: Hashable, Sendable, Codable {
+    /// The reader (the UUID the host app uses in its store).
+    public let reader: ReaderID
+    /// This device.
+    public let device: UUID
+    /// The bearer token (`<reader>.<secret>`): keep it secret; the server stores only its hash.
+    public let token: String
+}
+
+/// What one ``SyncClient/sync()`` did.
+///
+/// `Sendable`: integers.
+public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
+    /// Events pushed that the server did not hold.
+    public var pushed = 0
+    /// Events pushed that the server already held (a retry, or events another device pushed).
+    public var pushedDuplicates = 0
+    /// What merging the pulled events did (events of this reader from other devices, and of
+    /// partners, as they share them).
+    public var pulled = MergeResult()
+
+    /// "pushed N (D already on the server); pulled: …".
+    public var description: String {
+        "pushed \(pushed) (\(pushedDuplicates) already on the server); pulled \(pulled)"
+    }
+}
+
+/// Syncs one ``ReadingStore`` with the sync server of the `Server/` package over HTTP
+/// (Foundation's URLSession; the protocol is `Server/openapi.yaml`).
+///
+/// ``sync()`` pushes this reader's events the server has not acknowledged (in canonical order,
+/// in batches, each stored all or nothing and idempotent by event ID), then pulls what the device
+/// lacks (its reader's events from other devices, and partners' shared events) page by page and
+/// merges each page (``ReadingStore/merge(_:)``). Its state (the vector the server acknowledged,
+/// the pull cursor) is kept in the store (``ReadingStore/setTransportState(_:_:)``), saved after
+/// each acknowledged batch and merged page, so a sync interrupted anywhere (the app killed, the
+/// server or its database restarted) resumes where it stopped: a repeated push is skipped by the
+/// server, a repeated page by the merge. Failed requests that may succeed later are retried with
+/// backoff (``SyncError/isRetryable``).
+///
+/// Partners (the shared diary of DoolDa): ``invite(expiresInSeconds:)`` makes a single-use code,
+/// the other reader's ``accept(code:)`` pairs them, ``endPartnership(with:)`` ends it. A partner's
+/// shared events arrive by ``sync()`` and are kept in this store as the partner's reader, so the
+/// host app shows the partner's shelf, streak and calendar with the queries it already has.
+///
+/// `Sendable`: immutable after creation; the URLSession is used only through its thread-safe
+/// methods, and the state lives in the (Sendable) store.
+public final class SyncClient: Sendable {
+    /// The store this device syncs.
+    public let store: ReadingStore
+    /// The server's base URL (`http://127.0.0.1:8080`).
+    public let server: URL
+    /// This device's bearer token.
+    public let token: String
+    /// The reader the token belongs to: only its events are pushed.
+    public let reader: ReaderID
+    /// Events per push request (the server takes at most 1,000).
+    public let pushBatch: Int
+    /// Events per pull page (1 ... 1,000).
+    public let pullPage: Int
+    /// Attempts per request before a retryable failure is thrown.
+    public let maxAttempts: Int
+    let session: URLSession
+
+    /// A client for `store` talking to `server` with `token`.
+    ///
+    /// - Throws: ``SyncError`` (status 0, "token") when the token is not `<reader UUID>.<secret>`.
+    public init(store: ReadingStore, server: URL, token: String, pushBatch: Int = 500, pullPage: Int = 500,
+                maxAttempts: Int = 6, session: URLSession = URLSession(configuration: .ephemeral)) throws {
+        guard let dot = token.firstIndex(of: "."), let reader = ReaderID(uuidString: String(token[..<dot])) else {
+            throw SyncError(status: 0, code: "token", field: "token", message: "a token is <reader UUID>.<secret>, as registration returns it")
+        }
+        guard (1...1_000).contains(pushBatch), (1...1_000).contains(pullPage), maxAttempts >= 1 else {
+            throw SyncError(status: 0, code: "configuration", message: "pushBatch and pullPage are 1 ... 1000, maxAttempts at least 1")
+        }
+        self.store = store; self.server = server; self.token = token; self.reader = reader
+        self.pushBatch = pushBatch; self.pullPage = pullPage; self.maxAttempts = maxAttempts; self.session = session
+    }
+
+    // MARK: Registration
+
+    /// Registers a device: the first device of `reader` without a token (the first registration
+    /// claims the reader ID), another device of the same reader with an existing device's token.
+    public static func register(server: URL, reader: ReaderID, deviceName: String, token: String? = nil,
+                                session: URLSession = URLSession(configuration: .ephemeral)) async throws -> DeviceRegistration {
+        struct Body: Encodable { let reader: ReaderID; let name: String }
+        let data = try await request(session: session, server: server, token: token, method: "POST", path: "/v1/devices",
+                                     body: try JSONEncoder().encode(Body(reader: reader, name: deviceName)), attempts: 6)
+        return try decode(DeviceRegistration.self, data)
+    }
+
+    // MARK: Sync
+
+    /// Pushes, then pulls (see the type's description).
+    @discardableResult
+    public func sync() async throws -> SyncReport {
+        var report = SyncReport()
+        (report.pushed, report.pushedDuplicates) = try await push()
+        report.pulled = try await pull()
+        return report
+    }
+
+    /// Pushes this reader's events the server has not acknowledged; returns (stored, duplicates).
+    public func push() async throws -> (stored: Int, duplicates: Int) {
+        var acknowledged = try loadVector("pushed")
+        var stored = 0, duplicates = 0
+        var after: EventOrigin?
+        while true {
+            let page = try store.changes(since: acknowledged, after: after, limit: pushBatch)
+            guard let last = page.last else { break }
+            let mine = page.filter { $0.reader == reader }
+            if !mine.isEmpty {
+                struct Push: Encodable { struct Item: Encodable { let record: String }; let events: [Item] }
+                let body = Push(events: mine.map { .init(record: Data(BinaryEventCodec.encodeRecord($0)).base64EncodedString()) })
+                let data = try await send("POST", "/v1/events", body: try JSONEncoder().encode(body))
+                struct Result: Decodable { let stored: Int; let duplicates: Int }
+                let result = try Self.decode(Result.self, data)
+                stored += result.stored; duplicates += result.duplicates
+                acknowledged = Self.advance(acknowledged, over: mine)
+                try saveVector("pushed", acknowledged)
+            }
+            after = last.origin
+        }
+        return (stored, duplicates)
+    }
+
+    /// Pulls what this device lacks, page by page, merging each page; returns the merges' total.
+    public func pull() async throws -> MergeResult {
+        var total = MergeResult()
+        var cursor = try store.transportState(stateKey("cursor")).map { String(decoding: $0, as: UTF8.self) }
+        while true {
+            var query = "limit=\(pullPage)"
+            if let cursor { query += "&after=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
+            let data = try await send("GET", "/v1/events?" + query, body: nil)
+            struct Page: Decodable {
+                struct Event: Decodable { let record: String }
+                let events: [Event]; let next: String; let more: Bool
+            }
+            let page = try Self.decode(Page.self, data)
+            var envelopes: [EventEnvelope] = []
+            envelopes.reserveCapacity(page.events.count)
+            for (index, event) in page.events.enumerated() {
+                guard let bytes = Data(base64Encoded: event.record) else {
+                    throw SyncError(status: 200, code: "malformed_response", field: "events[\(index)].record", message: "not base64")
+                }
+                do { envelopes.append(try BinaryEventCodec.decodeRecord([UInt8](bytes))) } catch {
+                    throw SyncError(status: 200, code: "malformed_response", field: "events[\(index)].record", message: error.description)
+                }
+            }
+            let merged = try store.merge(envelopes)
+            total.received += merged.received; total.appended += merged.appended
+            total.alreadyHeld += merged.alreadyHeld; total.refoldedBooks += merged.refoldedBooks
+            cursor = page.next
+            try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))
+            if !page.more { return total }
+        }
+    }
+
+    // MARK: Partners
+
+    /// A single-use partner invite code and when it expires.
+    ///
+    /// `Sendable`: values.
+    public struct Invite: Hashable, Sendable, Decodable {
+        /// The code to give the partner (shown once: the server keeps only its hash).
+        public let code: String
+        /// When it stops working (ISO 8601).
+        public let expiresAt: String
+    }
+
+    /// Creates a single-use invite code that expires after `expiresInSeconds` (1 ... 604,800).
+    public func invite(expiresInSeconds: Int = 86_400) async throws -> Invite {
+        struct Body: Encodable { let expiresInSeconds: Int }
+        return try Self.decode(Invite.self, try await send("POST", "/v1/invites", body: try JSONEncoder().encode(Body(expiresInSeconds: expiresInSeconds))))
+    }
+
+    /// Accepts a partner's invite code; returns the partner's reader.
+    public func accept(code: String) async throws -> ReaderID {
+        struct Body: Encodable { let code: String }
+        struct Answer: Decodable { let partner: ReaderID }
+        return try Self.decode(Answer.self, try await send("POST", "/v1/invites/accept", body: try JSONEncoder().encode(Body(code: code)))).partner
+    }
+
+    /// This reader's partners.
+    public func partners() async throws -> [ReaderID] {
+        struct Answer: Decodable { struct Partner: Decodable { let reader: ReaderID }; let partners: [Partner] }
+        return try Self.decode(Answer.self, try await send("GET", "/v1/partners", body: nil)).partners.map(\.reader)
+    }
+
+    /// Ends the partnership with `partner` (either side may): nothing new is shared afterwards.
+    public func endPartnership(with partner: ReaderID) async throws {
+        _ = try await send("DELETE", "/v1/partners/\(partner)", body: nil)
+    }
+
+    // MARK: Internals
+
+    /// The state key of this server and reader.
+    func stateKey(_ name: String) -> String { "sync-server \(server.absoluteString) \(reader) \(name)" }
+
+    func loadVector(_ name: String) throws -> VersionVector {
+        guard let bytes = try store.transportState(stateKey(name)) else { return VersionVector() }
+        return (try? VersionVector(parsing: String(decoding: bytes, as: UTF8.self))) ?? VersionVector()
+    }
+
+    func saveVector(_ name: String, _ vector: VersionVector) throws {
+        try store.setTransportState(stateKey(name), Array(vector.description.utf8))
+    }
+
+    /// `vector` moved over the sequences just acknowledged, as far as they are contiguous.
+    static func advance(_ vector: VersionVector, over envelopes: [EventEnvelope]) -> VersionVector {
+        var sent: [ReplicaID: Set<UInt64>] = [:]
+        for envelope in envelopes { if let origin = envelope.origin { sent[origin.replica, default: []].insert(origin.sequence) } }
+        var result = vector
+        for (replica, sequences) in sent {
+            var head = result[replica]
+            while sequences.contains(head + 1) { head += 1 }
+            result[replica] = head
+        }
+        return result
+    }
+
+    func send(_ method: String, _ path: String, body: Data?) async throws -> Data {
+        try await Self.request(session: session, server: server, token: token, method: method, path: path, body: body, attempts: maxAttempts)
+    }
+
+    static func request(session: URLSession, server: URL, token: String?, method: String, path: String, body: Data?,
+                        attempts: Int) async throws -> Data {
+        guard let url = URL(string: server.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
+            throw SyncError(status: 0, code: "url", message: "\(server)\(path) is not a URL")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.timeoutInterval = 30
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        var delay: UInt64 = 100_000_000
+        var attempt = 0
+        while true {
+            attempt += 1
+            let failure: SyncError
+            do {
+                let (data, response) = try await session.data(for: request)
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                if (200..<300).contains(status) { return data }
+                struct Body: Decodable { let error: String; let field: String?; let message: String }
+                let parsed = try? JSONDecoder().decode(Body.self, from: data)
+                failure = SyncError(status: status, code: parsed?.error ?? "http_\(status)", field: parsed?.field,
+                                    message: parsed?.message ?? String(decoding: data.prefix(300), as: UTF8.self))
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                failure = SyncError(status: 0, code: "transport", message: "\(error)")
+            }
+            guard failure.isRetryable, attempt < attempts else { throw failure }
+            try await Task.sleep(nanoseconds: delay)
+            delay = min(delay * 2, 3_000_000_000)
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        do { return try JSONDecoder().decode(type, from: data) } catch {
+            throw SyncError(status: 200, code: "malformed_response", message: "\(T.self): \(error)")
+        }
+    }
+}
