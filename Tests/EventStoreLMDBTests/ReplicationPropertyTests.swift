@@ -33,11 +33,11 @@ struct ReplicationPropertyTests {
                     var failures: [String] = []
                     // One directory per worker; each schedule's stores live in a subdirectory
                     // removed when the schedule ends.
-                    let directory = TempDirectory(prefix: "replication-property")
-                    defer { directory.remove() }
+                    let directory = ReplicationSchedule.workDirectory()
+                    defer { try? FileManager.default.removeItem(at: directory) }
                     for index in stride(from: worker, to: count, by: workers) {
                         let seed = only ?? ReplicationSchedule.seed(base: base, index: index)
-                        let url = directory.child("s\(index)")
+                        let url = directory.appendingPathComponent("s\(index)")
                         var schedule = ReplicationSchedule(seed: seed, trace: trace)
                         do {
                             if let failure = try schedule.run(in: url) {
@@ -63,7 +63,8 @@ struct ReplicationPropertyTests {
         let elapsed = started.duration(to: clock.now)
         print("REPLICATION property: \(stats.schedules) schedules (\(workers) workers) in \(Reliability.seconds(elapsed)): "
               + "\(stats.replicas) replicas, \(stats.commands) commands (\(stats.accepted) accepted with \(stats.events) events, "
-              + "\(stats.noops) no-ops, \(stats.rejected) rejected by local state), \(stats.deliveries) deliveries "
+              + "\(stats.noops) no-ops, \(stats.rejected) rejected by local state; \(stats.backDated) back-dated, "
+              + "\(stats.crossDevice) on a session, finish or sentence made on another replica), \(stats.deliveries) deliveries "
               + "(\(stats.appended) events merged, \(stats.alreadyHeld) already held, \(stats.refoldedBooks) books refolded), "
               + "\(stats.partitioned) partitioned, \(stats.offline) with an offline replica, "
               + "\(stats.exchangeRounds) final exchange rounds, \(failures.count) failed")
@@ -77,6 +78,7 @@ struct ReplicationPropertyTests {
             #expect(stats.accepted * 2 > stats.commands, "most commands should be accepted: \(stats.accepted) of \(stats.commands)")
             #expect(stats.refoldedBooks > 0, "no delivery made a late event refold a book")
             #expect(stats.alreadyHeld > 0, "no delivery repeated an event")
+            #expect(stats.backDated > 0 && stats.crossDevice > 0, "no back-dated or cross-device commands")
         }
     }
 }
@@ -89,12 +91,16 @@ struct ReplicationSchedule {
         var schedules = 0, replicas = 0, commands = 0, accepted = 0, events = 0, noops = 0, rejected = 0
         var deliveries = 0, appended = 0, alreadyHeld = 0, refoldedBooks = 0, partitioned = 0, offline = 0
         var exchangeRounds = 0
+        /// Accepted commands with a back-dated context; acting on a session, a finish or a
+        /// sentence that another replica created.
+        var backDated = 0, crossDevice = 0
 
         mutating func add(_ o: Stats) {
             schedules += o.schedules; replicas += o.replicas; commands += o.commands; accepted += o.accepted
             events += o.events; noops += o.noops; rejected += o.rejected; deliveries += o.deliveries
             appended += o.appended; alreadyHeld += o.alreadyHeld; refoldedBooks += o.refoldedBooks
             partitioned += o.partitioned; offline += o.offline; exchangeRounds += o.exchangeRounds
+            backDated += o.backDated; crossDevice += o.crossDevice
         }
     }
 
@@ -130,6 +136,20 @@ struct ReplicationSchedule {
     static func seed(base: UInt64, index: Int) -> UInt64 {
         var mixer = SplitMix64(seed: base &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
         return mixer.next()
+    }
+
+    /// A directory for a worker's stores: under `REPLICATION_DIR` when set, else in `/dev/shm`
+    /// (memory) when it is writable, else the system's temporary directory. The property is about
+    /// convergence, not durability, and thousands of schedules commit tens of thousands of write
+    /// transactions: in memory they do not wait for the disk's fsyncs. The stores are real LMDB
+    /// stores either way.
+    static func workDirectory() -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        let shm = "/dev/shm"
+        if let base = environment["REPLICATION_DIR"] ?? (FileManager.default.isWritableFile(atPath: shm) ? shm : nil) {
+            return URL(fileURLWithPath: base).appendingPathComponent("replication-property-\(UUID().uuidString)")
+        }
+        return TempDirectory(prefix: "replication-property").url
     }
 
     static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
@@ -248,17 +268,37 @@ struct ReplicationSchedule {
             state.apply(envelope.event, occurredAt: envelope.occurredAt)
         }
         let chosen = choose(for: state, at: context.occurredAt)
-        try run(r, "\(chosen) book \(book.uuid.uuidString.prefix(4))") { try store.execute(chosen, book: book, context: context) }
+        let accepted = try run(r, "\(chosen) book \(book.uuid.uuidString.prefix(4))") { try store.execute(chosen, book: book, context: context) }
+        guard accepted else { return }
+        if context.occurredAt < context.recordedAt { stats.backDated += 1 }
+        // Whether the command acts on something another replica created.
+        let created: (EventEnvelope) -> Bool
+        switch chosen {
+        case .pauseSession(let id), .resumeSession(let id), .discardSession(let id), .finishSession(let id, _, _):
+            created = { if case .sessionStarted(let e) = $0.event { e.session == id } else { false } }
+        case .editSentence(let id, _, _), .removeSentence(let id):
+            created = { if case .sentenceCollected(let e) = $0.event { e.sentence == id } else { false } }
+        case .undoFinish:
+            created = { if case .bookFinished = $0.event { true } else { false } }
+        default:
+            return
+        }
+        let trail = try store.auditTrail(reader: reader, book: book).sorted(by: ReadingProjector.canonicallyBefore)
+        if let origin = trail.last(where: created)?.origin, origin.replica != store.replica { stats.crossDevice += 1 }
     }
 
-    mutating func run(_ r: Int, _ what: String, _ body: () throws -> [EventEnvelope]) throws {
+    /// Runs one command; whether it was accepted with events.
+    @discardableResult
+    mutating func run(_ r: Int, _ what: String, _ body: () throws -> [EventEnvelope]) throws -> Bool {
         do {
             let events = try body()
             if events.isEmpty { stats.noops += 1 } else { stats.accepted += 1; stats.events += events.count }
             note("  r\(r) @\(now): \(what) -> \(events.count) events")
+            return !events.isEmpty
         } catch let error as ValidationError {
             stats.rejected += 1
             note("  r\(r) @\(now): \(what) -> rejected: \(error)")
+            return false
         }
     }
 
