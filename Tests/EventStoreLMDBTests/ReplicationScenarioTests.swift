@@ -671,3 +671,54 @@ struct ReplicationScenarioTests {
         }
     }
 }
+
+/// Late events spread over a long history (the benchmark's M2 workload): 200 back-dated page
+/// marks of a device that was offline, each merged alone into a 10-year demo store and each
+/// followed by an in-order rating of the same book from a third device. Every late mark refolds
+/// exactly one book, and the views end equal to the canonical fold of the log and to the
+/// store's own fresh fold (log order with deferred refolds).
+struct ReplicationLateHistoryTests {
+    typealias F = Facade
+
+    @Test func lateBackDatedMarksAcrossATenYearHistoryKeepTheViewsEqualToAFreshFold() throws {
+        try withTempDirectory { dir in
+            let events = F.history(readers: 1, days: 3650, seed: DemoHistory.Options().seed)
+            let store = try ReadingStore.open(at: dir.child("store"))
+            try F.appendInChunks(store, events)
+            let batch = try store.changes(since: VersionVector(), limit: .max)
+            let reader = events[0].reader
+            let marks = batch.filter { if case .pagesRead = $0.event { true } else { false } }
+            let lateReplica = ReplicaID(UUID(uuidString: "1A7E0000-0000-4000-8000-000000000001")!)
+            let onTimeReplica = ReplicaID(UUID(uuidString: "0471BE00-0000-4000-8000-000000000002")!)
+            let lastStamp = batch.last!.origin!.stamp
+            var refoldedOne = 0
+            for i in 0..<200 {
+                // Back-dated an hour before one of the history's page marks, one page lower,
+                // stamped when it was made (years before the book's last event).
+                let anchor = marks[(i * 7_919) % marks.count]
+                guard case .pagesRead(let mark) = anchor.event else { continue }
+                let occurred = anchor.occurredAt.adding(seconds: -3_600)
+                let made = occurred.adding(seconds: 60)
+                let late = EventEnvelope(reader: reader, occurredAt: occurred, timeZone: anchor.timeZone, recordedAt: made,
+                                         event: .pagesRead(PagesRead(book: mark.book, position: max(0, mark.position - 1))),
+                                         origin: EventOrigin(stamp: UInt64(made.microseconds), replica: lateReplica, sequence: UInt64(i + 1)))
+                let result = try store.merge([late])
+                if result.appended == 1 && result.refoldedBooks == 1 { refoldedOne += 1 }
+                let stamp = lastStamp + UInt64(i + 1)
+                let at = Timestamp(microseconds: Int64(stamp))
+                let rating = try store.merge([EventEnvelope(
+                    reader: reader, occurredAt: at, timeZone: anchor.timeZone, recordedAt: at,
+                    event: .ratingSet(RatingSet(book: mark.book, rating: try Rating(quarters: 1 + i % 20))),
+                    origin: EventOrigin(stamp: stamp, replica: onTimeReplica, sequence: UInt64(i + 1)))])
+                #expect(rating.appended == 1 && rating.refoldedBooks == 0, "rating \(i)")
+            }
+            #expect(refoldedOne == 200)
+            var canonical = InMemoryViewStore()
+            try ReadingProjector().fold(try store.events(), into: &canonical)
+            let digest = try store.viewDigest()
+            #expect(digest == (try ViewDigest.of(canonical)), "the views differ from the canonical fold of the log")
+            #expect(digest == (try store.freshFoldDigest()), "the views differ from the store's fresh fold")
+            #expect(digest == (try store.rebuild().digest), "the views differ from a rebuild")
+        }
+    }
+}
