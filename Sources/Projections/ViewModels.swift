@@ -183,9 +183,11 @@ public struct BookView: Hashable, Sendable {
     /// not counted); the last one's ordinal is the ``PageEntry/order`` of its page entry.
     public var foldedEvents: UInt64 = 0
 
-    /// The effective position reached in the current read-through.
+    /// The position reached in the current read-through: its highest effective position (see
+    /// ``PageTimeline/position``: a lower mark merged from another device after a higher one
+    /// does not move the book back).
     public var position: Int {
-        entries.last(where: { $0.readThrough == readThrough })?.effective ?? 0
+        entries.lazy.filter { $0.readThrough == self.readThrough }.map(\.effective).max() ?? 0
     }
 
     /// Whether the home list shows the book: in the library, not finished, not abandoned (marked

@@ -63,8 +63,12 @@ public struct PageTimeline: Hashable, Sendable {
         }
     }
 
-    /// The position reached as of the latest mark: the effective position of the last mark.
-    public var position: Int { effectivePositions.last ?? 0 }
+    /// The position reached: the highest effective position (corrections clamp the marks before
+    /// them), the same as ``position(before:)`` after the last mark. In one device's history a
+    /// mark never falls below the marks before it, so this is the last mark's effective position;
+    /// marks merged from two devices can put a lower mark after a higher one (page 80 at 20:00 on
+    /// one, page 50 at 21:00 on the other), and then the higher mark wins.
+    public var position: Int { effectivePositions.max() ?? 0 }
 
     /// The effective position just before an instant (0 when nothing happened before it).
     public func position(before instant: Timestamp) -> Int {

@@ -21,6 +21,12 @@
 //       generates DemoHistory(readers:days:seed:), prints "start COUNT", then appends it through
 //       ReadingStore.appendRecorded in chunks of N (one write transaction each); after each commit
 //       prints "ack POSITION EVENTID", the stored position of the chunk's last event. Ends with "done".
+//   merge-chunks DIR --from SOURCE --chunk N [--kill-after-ms MS]
+//       opens the store SOURCE and the store DIR, takes SOURCE's changes since DIR's version vector,
+//       prints "start COUNT", then merges them into DIR in chunks of N (one ReadingStore.merge, one
+//       write transaction each); after each merge prints "ack APPENDED LASTPOSITION". Ends with "done".
+//       With --kill-after-ms, a thread raises SIGKILL MS milliseconds after "start" (a kill timed
+//       from inside, so a slow pipe to a loaded parent cannot make it land after the last merge).
 //   crash-rebuild DIR
 //       prints "digest HEX" (the active views), starts ReadingStore.rebuild and, in its progress
 //       callback after the first chunk, prints "chunk FOLDED TOTAL" and raises SIGKILL.
@@ -124,6 +130,26 @@ if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapS
             let envelopes = try store.execute(command, book: book, context: context)
             guard let last = envelopes.last else { fail("command \(i) appended nothing") }
             say("ack \(last.position) \(last.eventID.uuid.uuidString)")
+        }
+        say("done")
+    case "merge-chunks":
+        guard let from = option("--from") else { fail("merge-chunks needs --from SOURCE") }
+        let chunk = max(1, intOption("--chunk", default: 1_000))
+        let source = try ReadingStore.open(at: URL(fileURLWithPath: from), options: options)
+        let store = try ReadingStore.open(at: directory, options: options)
+        let batch = try source.changes(since: try store.versionVector(), limit: .max)
+        say("start \(batch.count)")
+        if let delay = option("--kill-after-ms").flatMap(UInt32.init) {
+            Thread.detachNewThread {
+                usleep(delay * 1_000)
+                raise(SIGKILL)
+            }
+        }
+        var index = 0
+        while index < batch.count {
+            let result = try store.merge(Array(batch[index..<min(batch.count, index + chunk)]))
+            say("ack \(result.appended) \(try store.log.lastPosition())")
+            index += chunk
         }
         say("done")
     case "crash-rebuild":

@@ -1,4 +1,4 @@
-// reading-benchmarks: the ReadingStore's workloads (P1-P7 and bytes on disk) measured side by side,
+// reading-benchmarks: the ReadingStore's workloads (P1-P7, bytes on disk, merges M1-M2) measured side by side,
 // in ONE run, with raw LMDB (the ceiling) and SQLite through GRDB (the baseline), and printed as one
 // table of ratios with their targets. The machine is shared and noisy, so only ratios of figures
 // taken in the same run are judged.
@@ -460,6 +460,119 @@ do {
                               sqlite: "in-memory \(micros(median(m))) / \(micros(percentile(m, 0.99)))",
                               ratio: String(format: "p99 %.0f%% of 1 ms", p99 / 1e-3 * 100), target: "p99 ≤ 1 ms", pass: p99 <= 1e-3))
     }
+}
+
+// MARK: M1 and M2: merges between replicas
+
+do {
+    note("M1: a 10-year history (one reader, 3,650 days) merged into an empty store, beside appendRecorded; \(rounds) rounds")
+    let events = DemoHistory.generate(.init(readers: 1, days: 3650))
+    // The history as another replica holds it: its events with their origins, in canonical order.
+    let sourceDir = makeTemp("m-source")
+    defer { removeTemp(sourceDir) }
+    let source = try openStore(sourceDir)
+    try appendChunks(source, events)
+    let batch = try source.changes(since: VersionVector(), limit: .max)
+    let sourceDigest = try source.viewDigest()
+    var merged: [Double] = [], appended: [Double] = []
+    var sameViews = true
+    for round in 0..<rounds {
+        do {
+            let dir = makeTemp("m1-append")
+            defer { removeTemp(dir) }
+            let store = try openStore(dir)
+            let t = now()
+            try appendChunks(store, events)
+            appended.append(Double(events.count) / (now() - t))
+        }
+        do {
+            let dir = makeTemp("m1-merge")
+            defer { removeTemp(dir) }
+            let store = try openStore(dir)
+            let t = now()
+            var start = 0
+            while start < batch.count {
+                let end = min(batch.count, start + 1000)
+                try store.merge(Array(batch[start..<end]))
+                start = end
+            }
+            merged.append(Double(batch.count) / (now() - t))
+            if round == 0 { sameViews = try store.viewDigest() == sourceDigest }
+        }
+    }
+    let (m, a) = (median(merged), median(appended))
+    table.append(TableRow(id: "M1", workload: "merge a 10-year history into an empty store, 1,000 events/merge (events/s)",
+                          store: rate(m), raw: "appendRecorded \(rate(a))", sqlite: "—",
+                          ratio: "\(ratioText(m / a)) appendRecorded", target: "≥ 0.5× appendRecorded", pass: m / a >= 0.5))
+    notes.append("M1: \(batch.count) events of one reader over 3,650 days, from another replica's changes(since: empty); appendRecorded gets the same events without origins, in chunks of 1,000 too. The merged views \(sameViews ? "equal" : "DIFFER FROM") the source's (view digest).")
+
+    // M2: late events into the same 10-year store (the source).
+    let lateRepetitions = quick ? 200 : 1_000
+    note("M2: \(lateRepetitions) late back-dated events merged one at a time into the 10-year store")
+    let reader = events[0].reader
+    var perBook: [BookID: [EventEnvelope]] = [:]
+    for e in batch { if let book = e.event.book { perBook[book, default: []].append(e) } }
+    let pageMarks = batch.filter { if case .pagesRead = $0.event { return true } else { return false } }
+    let lastStamp = batch.last!.origin!.stamp
+    let lateReplica = ReplicaID(UUID(uuidString: "1A7E0000-0000-4000-8000-000000000001")!)
+    let onTimeReplica = ReplicaID(UUID(uuidString: "0471BE00-0000-4000-8000-000000000002")!)
+    let projector = ReadingProjector()
+    var memory = InMemoryViewStore()
+    try projector.fold(batch, into: &memory)
+    var lateTimes: [Double] = [], onTimeTimes: [Double] = [], memoryTimes: [Double] = []
+    var refoldedOne = 0
+    var books = Set<BookID>()
+    for i in 0..<lateRepetitions {
+        // A page mark made on a device that was offline: back-dated an hour before one of the
+        // history's page marks (spread over the ten years and the books), stamped when it was
+        // made, years before the book's last event, and merged now.
+        let anchor = pageMarks[(i * 7_919) % pageMarks.count]
+        guard case .pagesRead(let mark) = anchor.event else { fatalError("not a page mark") }
+        let book = mark.book
+        books.insert(book)
+        let occurred = anchor.occurredAt.adding(seconds: -3_600)
+        let made = occurred.adding(seconds: 60)
+        let late = EventEnvelope(reader: reader, occurredAt: occurred, timeZone: anchor.timeZone, recordedAt: made,
+                                 event: .pagesRead(PagesRead(book: book, position: max(0, mark.position - 1))),
+                                 origin: EventOrigin(stamp: UInt64(made.microseconds), replica: lateReplica, sequence: UInt64(i + 1)))
+        // The baseline: an in-order event of the same book from another device (a rating: no
+        // refold), merged the same way: one durable write transaction.
+        let stamp = lastStamp + UInt64(i + 1)
+        let at = Timestamp(microseconds: Int64(stamp))
+        let onTime = EventEnvelope(reader: reader, occurredAt: at, timeZone: anchor.timeZone, recordedAt: at,
+                                   event: .ratingSet(RatingSet(book: book, rating: try Rating(quarters: 1 + i % 20))),
+                                   origin: EventOrigin(stamp: stamp, replica: onTimeReplica, sequence: UInt64(i + 1)))
+        var t = now()
+        let result = try source.merge([late])
+        lateTimes.append(now() - t)
+        if result.appended == 1 && result.refoldedBooks == 1 { refoldedOne += 1 }
+        t = now()
+        try source.merge([onTime])
+        onTimeTimes.append(now() - t)
+        // The same late event in memory: apply (it asks for a refold) and refold its book.
+        t = now()
+        if case .needsRefold(let r, let b) = try projector.apply(late, to: &memory) {
+            perBook[b, default: []].append(late)
+            try projector.refold(reader: r, book: b, events: perBook[b]!, in: &memory)
+        }
+        memoryTimes.append(now() - t)
+        try projector.apply(onTime, to: &memory)
+        perBook[book, default: []].append(onTime)
+    }
+    let fresh = try source.viewDigest() == source.freshFoldDigest()
+    let sameAsMemory = try source.viewDigest() == ViewDigest.of(memory)
+    let (late50, onTime50) = (median(lateTimes), median(onTimeTimes))
+    let extra = late50 - onTime50
+    table.append(TableRow(id: "M2", workload: "merge one late back-dated event into a 10-year history, durable (median / p99)",
+                          store: "\(micros(late50)) / \(micros(percentile(lateTimes, 0.99)))",
+                          raw: "in-order event \(micros(onTime50)) / \(micros(percentile(onTimeTimes, 0.99)))", sqlite: "—",
+                          ratio: "\(ratioText(late50 / onTime50)) in-order · \(micros(extra)) more (median)",
+                          target: "≤ 1 ms more than in-order (median)", pass: extra <= 1e-3))
+    let memory99 = percentile(memoryTimes, 0.99)
+    table.append(TableRow(id: "M2r", workload: "re-fold for one late event on a 10-year history, in memory (median / p99)",
+                          store: "\(micros(median(memoryTimes))) / \(micros(memory99))", raw: "—", sqlite: "—",
+                          ratio: String(format: "p99 %.0f%% of 1 ms", memory99 / 1e-3 * 100), target: "p99 ≤ 1 ms", pass: memory99 <= 1e-3))
+    notes.append("M2: \(lateRepetitions) late page marks over \(books.count) books (the largest has \(perBook.values.map(\.count).max() ?? 0) events at the end), each merged alone (one durable write transaction, so the medians are mostly fsync), interleaved with as many in-order events of the same books (ratings: no refold); \(refoldedOne) of \(lateRepetitions) refolded exactly one book. M2r: ReadingProjector.apply + refold of the same late events on an InMemoryViewStore (the refold without I/O). Afterwards the store's views equal a fresh fold: \(fresh ? "yes" : "NO"); equal the in-memory views: \(sameAsMemory ? "yes" : "NO").")
 }
 
 // MARK: P6 and P7: children on the N store and the 10 N store
