@@ -243,8 +243,10 @@ public struct ReadingProjector {
                 view.sessions[i].runningSince = at; view.sessions[i].runningZone = zone
             }
         case .sessionFinished(let e):
-            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) {
-                guard !view.sessions[i].isFinished else { break }
+            // The session's minutes are decided by its first closing event; an end position is a
+            // page mark like any other and counts whatever became of the timer (a finish after a
+            // discard or after another finish on another device: the reader did reach that page).
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session }), !view.sessions[i].isFinished {
                 view.sessions[i].closeRunningInterval(at: at)
                 view.sessions[i].isFinished = true
                 view.sessions[i].reportedSeconds = e.durationSeconds

@@ -277,6 +277,37 @@ struct ReplicationScenarioTests {
         }
     }
 
+    /// A finish that is not a session's first closing event still states a page: its end position
+    /// is a page mark. Session 1 (3/5): A starts at 21:00 (synced), A discards it at 21:40, B
+    /// (offline) finishes it at 21:45 at page 120. The discard decides the timer (0 seconds), but
+    /// the reader reached page 120: 3/5 shows 120 pages. Session 2 (3/6): A starts at 21:00
+    /// (synced); A finishes at 21:30 at page 150 (1,800 s), B (offline) finishes at 21:50 at page
+    /// 200 (2,400 s reported). The first finish decides the timer: 1,800 s on 3/6; both end
+    /// positions are marks: 150 - 120 = 30, then 200 - 150 = 50, so 3/6 shows 80 pages and the book
+    /// is at 200.
+    @Test func anEndPositionCountsWhateverBecameOfTheTimer() throws {
+        try withTempDirectory { dir in
+            let d = try setUp(dir)
+            let first = SessionID(), second = SessionID()
+            try d.run(d.a, .startSession(first), "2025-03-05T21:00:00+09:00")
+            #expect(try d.sync() == 1)
+            try d.run(d.a, .discardSession(first), "2025-03-05T21:40:00+09:00")
+            try d.run(d.b, .finishSession(first, endPosition: 120, durationSeconds: 2_700), "2025-03-05T21:45:00+09:00")
+            #expect(try d.sync() == 2)
+            try d.run(d.a, .startSession(second), "2025-03-06T21:00:00+09:00")
+            #expect(try d.sync() == 1)
+            try d.run(d.a, .finishSession(second, endPosition: 150, durationSeconds: 1_800), "2025-03-06T21:30:00+09:00")
+            try d.run(d.b, .finishSession(second, endPosition: 200, durationSeconds: 2_400), "2025-03-06T21:50:00+09:00")
+            #expect(try d.sync() == 2)
+            for store in [d.a, d.b] {
+                #expect(try d.pages(store) == [0, 0, 0, 0, 120, 80, 0, 0, 0, 0])
+                #expect(try d.seconds(store) == [0, 0, 0, 0, 0, 1_800, 0, 0, 0, 0])
+                #expect(try d.view(store)?.position == 200)
+            }
+            try d.expectConverged()
+        }
+    }
+
     // MARK: Sentences and memos
 
     /// A collects a sentence at 3/5 21:50 (synced). Case 1: B removes it at 21:55, A (offline)
