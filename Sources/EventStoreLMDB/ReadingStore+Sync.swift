@@ -236,23 +236,30 @@ extension ReadingStore {
         }
         guard !fresh.isEmpty else { return result }
         fresh.sort { $0.origin! < $1.origin! }
-        let parts = fresh.map { envelope in
+        (result.appended, result.refoldedBooks) = try appendAndFold(fresh, txn)
+        return result
+    }
+
+    /// Appends envelopes that carry their origins, in order, each to its own stream with no version
+    /// check (the history already happened), records their origins and folds them; returns how
+    /// many were new and how many books were refolded.
+    func appendAndFold(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> (appended: Int, refolded: Int) {
+        let parts = envelopes.map { envelope in
             StreamAppend(stream: envelope.stream.description, expectedVersion: .any,
                          events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
         }
-        let appended = try log.append(parts, in: txn)
+        let result = try log.append(parts, in: txn)
+        // Fold the envelopes in hand, with the positions the log gave them.
         var stored: [EventEnvelope] = []
-        stored.reserveCapacity(fresh.count)
-        for (envelope, entry) in zip(fresh, appended.entries) where entry.isNew {
+        stored.reserveCapacity(result.writtenCount)
+        for (envelope, entry) in zip(envelopes, result.entries) where entry.isNew {
             var copy = envelope
             copy.position = entry.position
             copy.streamVersion = entry.streamVersion
             stored.append(copy)
         }
         try noteOrigins(stored, txn)
-        result.appended = stored.count
-        result.refoldedBooks = try foldAppended(stored, txn)
-        return result
+        return (stored.count, try foldAppended(stored, txn))
     }
 
     // MARK: Transport state

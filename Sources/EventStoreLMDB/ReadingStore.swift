@@ -362,23 +362,7 @@ public final class ReadingStore: Sendable {
             if try txn.get(log.eventIDs, envelope.eventID.uuid) == nil { fresh.append(envelope) }
         }
         try stampLocal(&fresh, txn)
-        let parts = fresh.map { envelope in
-            StreamAppend(stream: envelope.stream.description, expectedVersion: .any,
-                         events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
-        }
-        let result = try log.append(parts, in: txn)
-        // Fold the new envelopes in hand, with the positions the log gave them.
-        var appended: [EventEnvelope] = []
-        appended.reserveCapacity(result.writtenCount)
-        for (envelope, entry) in zip(fresh, result.entries) where entry.isNew {
-            var stored = envelope
-            stored.position = entry.position
-            stored.streamVersion = entry.streamVersion
-            appended.append(stored)
-        }
-        try noteOrigins(appended, txn)
-        try foldAppended(appended, txn)
-        return result.writtenCount + merged.appended
+        return try appendAndFold(fresh, txn).appended + merged.appended
     }
 
     // MARK: Reading
