@@ -1,0 +1,88 @@
+import Foundation
+
+/// The real `reading-sync-server` executable, spawned on a free port (it prints the port it bound).
+///
+/// `@unchecked Sendable`: the constants are set in `init`; `Process` is only signalled and waited on.
+final class ServerProcess: @unchecked Sendable {
+    let process: Process
+    let port: Int
+    let logFile: URL
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts the server on `databaseURL` and waits (up to 60 s) for its "listening on" line.
+    static func start(databaseURL: String, arguments: [String] = []) throws -> ServerProcess {
+        guard let executable = builtExecutable(named: "reading-sync-server") else {
+            throw CommandError(command: ["reading-sync-server"], status: -1, output: "not built beside the tests")
+        }
+        let directory = try makeTemporaryDirectory("server")
+        let logFile = directory.appendingPathComponent("stderr.log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--database-url", databaseURL, "--port", "0", "--log-level", "warning"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read stdout on a thread until the line appears (or EOF: the server exited).
+        let handle = output.fileHandleForReading
+        let found = DispatchSemaphore(value: 0)
+        let box = PortBox()
+        Thread.detachNewThread {
+            var text = ""
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+                if box.port == nil, let range = text.range(of: "listening on 127.0.0.1:"),
+                   let line = text[range.upperBound...].split(separator: "\n").first, let port = Int(line) {
+                    box.port = port
+                    found.signal()
+                }
+            }
+            found.signal()
+        }
+        _ = found.wait(timeout: .now() + 60)
+        guard let port = box.port else {
+            process.terminate()
+            process.waitUntilExit()
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            throw CommandError(command: ["reading-sync-server"], status: process.terminationStatus, output: log)
+        }
+        return ServerProcess(process: process, port: port, logFile: logFile)
+    }
+
+    private init(process: Process, port: Int, logFile: URL) {
+        self.process = process
+        self.port = port
+        self.logFile = logFile
+    }
+
+    /// SIGKILL: the process dies at once, mid-request.
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM and wait: graceful shutdown.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    /// What the server wrote to standard error.
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    deinit { if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) } }
+}
+
+/// The port found by the reader thread. `@unchecked Sendable`: guarded by a lock.
+private final class PortBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int?
+    var port: Int? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
