@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOSSL
 import PostgresNIO
+import ServiceLifecycle
 
 /// How to start the server.
 ///
@@ -90,7 +91,6 @@ public enum SyncServer {
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port),
                                  serverName: "reading-sync-server"),
-            services: [client, LiveListener(store: store, hub: hub, logger: logger)],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 // Unbuffered, so a parent process reading a pipe sees it at once.
@@ -101,6 +101,12 @@ public enum SyncServer {
             let applied = try await Migrations.apply(on: client, logger: logger)
             logger.info("schema ready (applied now: \(applied))")
         }
-        try await app.runService()
+        // Graceful shutdown runs in reverse order: the listener first (it ends the open event
+        // streams, which the HTTP server would otherwise wait for), then the server, then the pool.
+        let group = ServiceGroup(configuration: .init(
+            services: [client, app, LiveListener(store: store, hub: hub, logger: logger)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
     }
 }

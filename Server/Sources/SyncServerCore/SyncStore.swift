@@ -50,10 +50,10 @@ public struct SyncStore: Sendable {
     ///
     /// `Sendable`: a value type.
     public struct Registration: Sendable, Codable {
-        /// The reader.
-        public let reader: UUID
+        /// The reader (lowercase UUID, as everywhere in the protocol).
+        public let reader: String
         /// The new device's ID.
-        public let device: UUID
+        public let device: String
         /// The bearer token.
         public let token: String
     }
@@ -85,7 +85,7 @@ public struct SyncStore: Sendable {
             INSERT INTO devices (reader_id, device_id, token_hash, name)
             VALUES (\(reader), \(id), \(ByteBuffer(bytes: hash)), \(name))
             """, logger: logger)
-        return Registration(reader: reader, device: id, token: token)
+        return Registration(reader: reader.lowercased, device: id.lowercased, token: token)
     }
 
     /// The device a bearer token names, if the token is well formed, known and not revoked.
@@ -104,7 +104,7 @@ public struct SyncStore: Sendable {
     /// `Sendable`: a value type.
     public struct DeviceInfo: Sendable, Codable {
         /// The device.
-        public let device: UUID
+        public let device: String
         /// Its name.
         public let name: String
         /// When it registered.
@@ -120,7 +120,7 @@ public struct SyncStore: Sendable {
             """, logger: logger)
         var result: [DeviceInfo] = []
         for try await (id, name, created, revoked) in rows.decode((UUID, String, Date, Date?).self) {
-            result.append(DeviceInfo(device: id, name: name, createdAt: created, revokedAt: revoked))
+            result.append(DeviceInfo(device: id.lowercased, name: name, createdAt: created, revokedAt: revoked))
         }
         return result
     }
@@ -227,11 +227,11 @@ public struct SyncStore: Sendable {
     /// `Sendable`: a value type.
     public struct PulledEvent: Sendable, Codable {
         /// The reader whose event it is (the device's own, or a partner's).
-        public var reader: UUID
+        public var reader: String
         /// Its arrival number in that reader's log.
         public var arrival: Int64
         /// The event ID.
-        public var eventID: UUID
+        public var eventID: String
         /// The record as pushed, base64.
         public var record: String
     }
@@ -288,7 +288,7 @@ public struct SyncStore: Sendable {
             }
             var count = 0
             for try await (arrival, id, record) in rows.decode((Int64, UUID, ByteBuffer).self) {
-                events.append(PulledEvent(reader: source, arrival: arrival, eventID: id,
+                events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
                                           record: Data(record.readableBytesView).base64EncodedString()))
                 cursor.positions[source] = arrival
                 count += 1
@@ -360,7 +360,7 @@ public struct SyncStore: Sendable {
     /// `Sendable`: a value type.
     public struct Partner: Sendable, Codable {
         /// The partner's reader ID.
-        public var reader: UUID
+        public var reader: String
         /// Since when.
         public var since: Date
     }
@@ -370,7 +370,7 @@ public struct SyncStore: Sendable {
         let rows = try await client.query(
             "SELECT partner_id, since FROM partnerships WHERE reader_id = \(reader) ORDER BY since", logger: logger)
         var result: [Partner] = []
-        for try await (partner, since) in rows.decode((UUID, Date).self) { result.append(Partner(reader: partner, since: since)) }
+        for try await (partner, since) in rows.decode((UUID, Date).self) { result.append(Partner(reader: partner.lowercased, since: since)) }
         return result
     }
 
@@ -447,4 +447,9 @@ public struct PullCursor: Sendable, Hashable {
             .map { "\($0.key.uuidString.lowercased()):\($0.value)" }.joined(separator: ",")
         return Tokens.base64url(Array(text.utf8))
     }
+}
+
+extension UUID {
+    /// The lowercase form every response uses.
+    var lowercased: String { uuidString.lowercased() }
 }

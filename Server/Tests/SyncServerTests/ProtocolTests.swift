@@ -68,7 +68,8 @@ struct ProtocolTests {
 
     @Test func aReplayedBatchStoresNothingNew() async throws {
         let fixture = try Fixture()
-        let history = demoHistories(readers: 1, days: 20, seed: 12)[0]
+        let reader = UUID()
+        let history = (reader: reader, events: syntheticHistory(reader: reader, count: 200, seed: 12))
         let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: history.reader)
         let batch = Array(history.events.prefix(120))
         let first = try await phone.push(batch)
@@ -91,7 +92,8 @@ struct ProtocolTests {
 
     @Test func aBatchWithOneMalformedRecordStoresNothing() async throws {
         let fixture = try Fixture()
-        let history = demoHistories(readers: 1, days: 10, seed: 13)[0]
+        let reader = UUID()
+        let history = (reader: reader, events: syntheticHistory(reader: reader, count: 50, seed: 13))
         let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: history.reader)
         var generator = SeededGenerator(seed: 13)
         let events = Array(history.events.prefix(50))
@@ -118,8 +120,8 @@ struct ProtocolTests {
 
     @Test func oversizedBatchesAreRefusedWith413() async throws {
         let fixture = try Fixture()
-        let history = demoHistories(readers: 1, days: 120, seed: 14)[0]
-        #expect(history.events.count > 1000)
+        let reader = UUID()
+        let history = (reader: reader, events: syntheticHistory(reader: reader, count: 1001, seed: 14))
         let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: history.reader)
         let tooMany = try await phone.push(Array(history.events.prefix(1001)))
         #expect(tooMany.status == 413)

@@ -47,3 +47,19 @@ let memoTags: Set<String> = ["MemoWritten", "MemoEdited", "MemoRemoved"]
 let needsPostgres = Testing.ConditionTrait.enabled(
     if: PostgresCluster.available,
     "PostgreSQL binaries not found (/usr/lib/postgresql/*/bin/initdb or $PG_BIN): apt-get install postgresql")
+
+/// `count` events of `reader`, made from a demo history's events (their payloads, instants and
+/// zones) with seeded event IDs: as many as a test needs, all valid.
+func syntheticHistory(reader: UUID, count: Int, seed: UInt64) -> [EventEnvelope] {
+    let templates = DemoHistory.generate(DemoHistory.Options(readers: 2, days: 90, seed: seed))
+    var generator = SeededGenerator(seed: seed)
+    return (0..<count).map { index in
+        let template = templates[index % templates.count]
+        let a = generator.next(), b = generator.next()
+        let bytes = withUnsafeBytes(of: (a, b)) { Array($0) }
+        let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], 0x40 | (bytes[6] & 0x0f), bytes[7],
+                               0x80 | (bytes[8] & 0x3f), bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return EventEnvelope(eventID: EventID(uuid), reader: ReaderID(reader), occurredAt: template.occurredAt,
+                             timeZone: template.timeZone, recordedAt: template.recordedAt, event: template.event)
+    }
+}

@@ -50,7 +50,11 @@ final class PostgresCluster: @unchecked Sendable {
         self.directory = try makeTemporaryDirectory("pg")
         self.port = try freeLoopbackPort()
         self.asPostgresUser = geteuid() == 0
-        if asPostgresUser { try runCommand(["chown", "-R", "postgres:postgres", directory.path]) }
+        if asPostgresUser {
+            // The postgres user must reach the directory through its parent (a 0700 mktemp dir).
+            try runCommand(["chmod", "o+x", directory.deletingLastPathComponent().path])
+            try runCommand(["chown", "-R", "postgres:postgres", directory.path])
+        }
         try pg("initdb", ["-D", dataDirectory, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
                           "--locale=C"])
         let conf = """

@@ -26,15 +26,18 @@ final class ServerProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // Read stdout on a thread until the line appears (or EOF: the server exited).
-        let handle = output.fileHandleForReading
+        let descriptor = output.fileHandleForReading.fileDescriptor
         let found = DispatchSemaphore(value: 0)
         let box = PortBox()
         Thread.detachNewThread {
             var text = ""
+            var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
+                // read(2) directly: FileHandle.availableData traps on EINTR.
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                text += String(decoding: buffer[..<count], as: UTF8.self)
                 if box.port == nil, let range = text.range(of: "listening on 127.0.0.1:"),
                    let line = text[range.upperBound...].split(separator: "\n").first, let port = Int(line) {
                     box.port = port

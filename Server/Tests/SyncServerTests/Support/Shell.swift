@@ -10,21 +10,31 @@ struct CommandError: Error, CustomStringConvertible {
 
 /// Runs a program to completion; returns its standard output and error, merged. Throws on a
 /// non-zero exit unless `check` is false.
+///
+/// posix_spawn and waitpid rather than Foundation's `Process`: `pg_ctl start` leaves a server
+/// running that inherits the descriptors Foundation watches to see its child end, so `Process`
+/// would wait forever; the output goes to a file for the same reason.
 @discardableResult
 func runCommand(_ arguments: [String], check: Bool = true) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    if check, process.terminationStatus != 0 {
-        throw CommandError(command: arguments, status: process.terminationStatus, output: text)
+    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("cmd-\(UUID().uuidString)").path
+    defer { unlink(outputPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, environ)
+    guard spawned == 0 else { throw CommandError(command: arguments, status: spawned, output: "posix_spawn failed") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    if check, exitStatus != 0 {
+        throw CommandError(command: arguments, status: exitStatus, output: text)
     }
     return text
 }
