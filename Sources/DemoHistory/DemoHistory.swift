@@ -60,6 +60,20 @@ public enum DemoHistory {
                             "가장 중요한 것은 눈에 보이지 않아.", "It is a truth universally acknowledged.", "오늘도 한 페이지."]
 
     /// Generates the history, in the order a store would have recorded it (by `recordedAt`).
+    /// The replica ID of a demo store written with `seed` (a version-4 UUID from the seed), so the
+    /// same seed gives byte-identical stores and exports; different seeds give different replicas.
+    public static func replica(seed: UInt64) -> ReplicaID {
+        var generator = SplitMix64(seed: seed ^ 0x7265_706C_6963_6121)  // "replica!"
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for half in 0..<2 {
+            let word = generator.next()
+            for i in 0..<8 { bytes[half * 8 + i] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(i))) }
+        }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        return ReplicaID(bytes: bytes)!
+    }
+
     public static func generate(_ options: Options = Options()) -> [EventEnvelope] {
         var perReader: [[EventEnvelope]] = []
         for index in options.firstReaderIndex..<(options.firstReaderIndex + options.readers) {

@@ -23,8 +23,10 @@ import Glibc
 /// Callers may open more databases with ``openDatabase(named:keys:values:)`` and write them in the
 /// same transaction as an append (``append(_:to:expectedVersion:in:)``).
 public final class EventLog: Sendable {
-    /// The store format this build writes and reads.
-    public static let formatVersion: UInt32 = 1
+    /// The store format this build writes and reads: 2 since replicas (every record's payload
+    /// carries its origin). A log of format 1 opens; ``ReadingStore`` migrates it when it opens
+    /// it writable (``EventStoreError/formatNeedsMigration(found:current:)`` when read-only).
+    public static let formatVersion: UInt32 = 2
     /// The longest stream name, in UTF-8 bytes (LMDB keys are at most 511 bytes).
     public static let maxStreamNameBytes = 500
     /// The databases the log owns.

@@ -29,6 +29,9 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// Another rebuild of the views is running (in this or another process); this one did not
     /// start, and nothing was written.
     case rebuildInProgress(path: String)
+    /// The store was written in an older format that this build migrates when it opens the store
+    /// writable (format 1 predates replicas); a read-only open cannot migrate it.
+    case formatNeedsMigration(found: UInt32, current: UInt32)
 
     /// A sentence naming the failure.
     public var description: String {
@@ -36,6 +39,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case .notAStore(let path, let reason): return "\(path) is not an event store: \(reason)"
         case .unsupportedFormat(let found, let supported):
             return "store format \(found) is newer than the supported format \(supported)"
+        case .formatNeedsMigration(let found, let current):
+            return "store format \(found) predates replicas (this build writes format \(current)); open the store once writable (for example `replay rebuild --store DIR`) to migrate it, then read it"
         case .alreadyOpen(let path): return "\(path) is already open in this process"
         case .wrongExpectedVersion(let stream, let expected, let actual):
             return "stream \(stream) expected version \(expected), actual \(actual.map(String.init) ?? "no stream")"

@@ -28,7 +28,7 @@ extension EventStoreError: FailsAlone {
         case .wrongExpectedVersion: true
         case .notAStore, .unsupportedFormat, .alreadyOpen, .corruptRecord, .invalidStreamName,
              .reservedDatabaseName, .undecodableEvent, .corruptView, .readOnlyViews, .invalidArgument,
-             .rebuildInProgress: false
+             .rebuildInProgress, .formatNeedsMigration: false
         }
     }
 }

@@ -1,3 +1,4 @@
+import Projections
 import ReadingEvents
 
 extension ReadingStore {
@@ -41,6 +42,10 @@ extension ReadingStore {
     public func importHistory(_ envelopes: [EventEnvelope]) throws -> ImportOutcome {
         let outcome = try log.environment.write { txn -> ImportOutcome in
             try catchUpAll(txn)
+            // Lines that carry an origin are events of a replica (an export of a store of format 2,
+            // `export --since-vector`): they merge, never rejected for this store's state.
+            let merged = try merge(envelopes.filter { $0.origin != nil }, txn)
+            let envelopes = envelopes.filter { $0.origin == nil }
             var states: [String: BookState] = [:]
             var seen = Set<EventID>()
             var accepted: [EventEnvelope] = [], rejected: [ImportOutcome.Rejection] = []
@@ -52,7 +57,8 @@ extension ReadingStore {
                     accepted.append(envelope); continue
                 }
                 let stream = envelope.stream.description
-                var state = try states[stream] ?? BookState(envelopes: log.readStream(stream, from: 1, limit: .max, in: txn).map(Self.envelope(of:)))
+                var state = try states[stream] ?? BookState(envelopes: log.readStream(stream, from: 1, limit: .max, in: txn)
+                    .map(Self.envelope(of:)).sorted(by: ReadingProjector.canonicallyBefore))
                 do {
                     let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
                     guard decided == [envelope.event] else {
@@ -69,7 +75,8 @@ extension ReadingStore {
                 accepted.append(envelope)
             }
             let added = try appendRecorded(accepted, txn)
-            return ImportOutcome(added: added, alreadyStored: alreadyStored + accepted.count - added, rejected: rejected)
+            return ImportOutcome(added: added + merged.appended,
+                                 alreadyStored: alreadyStored + accepted.count - added + merged.alreadyHeld, rejected: rejected)
         }
         if outcome.added > 0 { log.notifyObservers() }
         return outcome

@@ -106,13 +106,17 @@ extension ReadingStore {
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var count = 0
         var position = from
+        var refolds = RefoldSet()
         while count < limit, position < last {
             let records = try log.events(from: position + 1, limit: min(EventLog.readChunkSize, limit - count), in: txn)
             guard !records.isEmpty else { break }
-            for record in records { try projector.apply(try Self.envelope(of: record), to: &views) }
+            for record in records { refolds.note(try projector.apply(try Self.envelope(of: record), to: &views)) }
             position = records.last!.position
             count += records.count
         }
+        // Events that arrived late (merged after events they sort before) refold their books,
+        // from the events folded so far.
+        try refold(refolds, through: position, projector: projector, views: &views, txn)
         try views.flush()
         try setCheckpoint(txn, generation: target, position)
         return count
@@ -132,12 +136,19 @@ extension ReadingStore {
         var views = InMemoryViewStore()
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var count: UInt64 = 0
+        var refolds = RefoldSet()
+        var folded: UInt64 = 0
         try log.forEachEvent(from: 1) { record in
             if let last, record.position > last { return false }
-            try projector.apply(try Self.envelope(of: record), to: &views)
+            refolds.note(try projector.apply(try Self.envelope(of: record), to: &views))
+            folded = record.position
             count += 1
             if count % 100_000 == 0 { progress?(count) }
             return true
+        }
+        let through = folded
+        try log.environment.read { txn in
+            try refold(refolds, through: through, projector: projector, views: &views, txn)
         }
         return try ViewDigest.of(views)
     }

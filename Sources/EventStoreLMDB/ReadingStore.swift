@@ -19,6 +19,9 @@ public final class ReadingStore: Sendable {
     public let log: EventLog
     /// The hour at which reading days start (0 = midnight), fixed when the store was created.
     public let dayStartHour: Int
+    /// This store's replica ID, fixed when the store was created: every event it creates records
+    /// it (see ``EventOrigin``, ``merge(_:)``).
+    public let replica: ReplicaID
 
     let generations: [ViewDatabases]
     let viewMeta: LMDBDatabase<UTF8String, RawBytes>
@@ -27,6 +30,7 @@ public final class ReadingStore: Sendable {
     /// `index.reader`: one key per event, the reader and the event's position; empty values.
     let readerIndex: LMDBDatabase<ReaderPositionKey, RawBytes>
     let groupCommit: GroupCommit
+    let sync: SyncTables
 
     /// Opens (or creates) a store in `directory`.
     ///
@@ -38,14 +42,28 @@ public final class ReadingStore: Sendable {
     /// - Parameters:
     ///   - dayStartHour: for a new store, the hour at which reading days start (0 ... 23); an
     ///     existing store keeps the hour it was created with (views depend on it).
+    ///   - replica: for a new store, its replica ID (default: a new random one; give a fixed one
+    ///     only to reproduce a store, as `replay demo` does from its seed); an existing store keeps
+    ///     its own.
     ///   - options: LMDB environment options (map size, readers, read-only).
-    public static func open(at directory: URL, dayStartHour: Int = 0,
+    public static func open(at directory: URL, dayStartHour: Int = 0, replica: ReplicaID? = nil,
                             options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> ReadingStore {
+        if replica == .provisional {
+            throw EventStoreError.invalidArgument(field: "replica", detail: "\(ReplicaID.provisional) is reserved for provisional origins")
+        }
         let log = try EventLog.open(at: directory, options: options)
-        return try ReadingStore(log: log, dayStartHour: dayStartHour)
+        return try ReadingStore(log: log, dayStartHour: dayStartHour, replica: replica)
     }
 
-    init(log: EventLog, dayStartHour requested: Int) throws {
+    init(log: EventLog, dayStartHour requested: Int, replica requestedReplica: ReplicaID? = nil) throws {
+        // The log's format first: a store of an older format cannot be read before it is migrated.
+        let format = try log.environment.read { txn -> UInt32 in
+            guard let bytes = try txn.get(log.meta, EventLog.MetaKey.format) else { return EventLog.formatVersion }
+            return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
+        }
+        if log.environment.options.readOnly, format < EventLog.formatVersion {
+            throw EventStoreError.formatNeedsMigration(found: format, current: EventLog.formatVersion)
+        }
         self.log = log
         groupCommit = GroupCommit(environment: log.environment)
         viewMeta = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: RawBytes.self)
@@ -61,25 +79,49 @@ public final class ReadingStore: Sendable {
                 throw EventStoreError.notAStore(path: log.directory.path, reason: "it has no views yet, and it was opened read-only")
             }
             dayStartHour = Int(hour)
+            sync = try SyncTables(log: log)
+            let tables = sync
+            guard let id = try log.environment.read({ txn in try txn.get(tables.meta, "replica") }).flatMap({ ReplicaID(bytes: $0) }) else {
+                throw EventStoreError.notAStore(path: log.directory.path, reason: "it has no replica ID yet, and it was opened read-only")
+            }
+            replica = id
             return
         }
+        sync = try SyncTables(log: log)
+        let tables = sync
         // One transaction fixes the day-start hour of a new store and decides whether the views
         // need the one-time upgrade: a store whose views were made by a build with fewer view
         // tables or older fold rules (no version: 1) is rebuilt once; a new, empty store starts at
         // the current version.
-        let (hour, upgrade) = try log.environment.write { txn -> (Int, Bool) in
+        // The same transaction gives a new store its replica ID and migrates a store of format 1
+        // (its records get their origins; its views are then rebuilt with this build's rules).
+        let (hour, upgrade, id) = try log.environment.write { txn -> (Int, Bool, ReplicaID) in
             var hour = requested
             if let stored = try txn.get(meta, "dayStartHour"), let first = stored.first {
                 hour = Int(first)
             } else {
                 try txn.put(meta, "dayStartHour", [UInt8(requested)])
             }
-            if let stored = try txn.get(meta, "viewsVersion")?.first { return (hour, stored < Self.viewsVersion) }
-            if try log.lastPosition(in: txn) > 0 { return (hour, true) }
+            let id: ReplicaID
+            if let stored = try txn.get(tables.meta, "replica") {
+                guard let parsed = ReplicaID(bytes: stored) else {
+                    throw EventStoreError.notAStore(path: log.directory.path, reason: "sync.meta holds a replica ID of \(stored.count) bytes, not 16")
+                }
+                id = parsed
+            } else {
+                id = requestedReplica ?? ReplicaID()
+                try txn.put(tables.meta, "replica", id.bytes)
+            }
+            if format < EventLog.formatVersion {
+                try Self.migrateFormat1(log: log, sync: tables, replica: id, txn)
+            }
+            if let stored = try txn.get(meta, "viewsVersion")?.first { return (hour, stored < Self.viewsVersion, id) }
+            if try log.lastPosition(in: txn) > 0 { return (hour, true, id) }
             try txn.put(meta, "viewsVersion", [Self.viewsVersion])
-            return (hour, false)
+            return (hour, false, id)
         }
         dayStartHour = hour
+        replica = id
         try catchUp()
         if upgrade {
             _ = try rebuild()
@@ -91,8 +133,10 @@ public final class ReadingStore: Sendable {
     /// table (the category, challenge and year-in-review views) and the fold rules of the same
     /// change (an abandoned goal leaves the home list, session seconds from exact instants with a
     /// one-minute reading-day minimum, each session interval in the zone of the event that began
-    /// it). Opening a store of an older version rebuilds its views once.
-    static let viewsVersion: UInt8 = 2
+    /// it); 3 since replicas (views folded in canonical order, with the origins of their registers
+    /// and the conflict rules of the Replication article). Opening a store of an older version
+    /// rebuilds its views once.
+    static let viewsVersion: UInt8 = 3
 
     // MARK: Generations and checkpoints
 
@@ -121,8 +165,14 @@ public final class ReadingStore: Sendable {
             throw EventStoreError.corruptRecord(position: record.position, reason: "stream name \"\(record.stream)\" is not a reader or book stream")
         }
         do {
-            return try BinaryEventCodec.decode(record.payload, position: record.position, eventID: EventID(record.eventID),
-                                               stream: stream, streamVersion: record.streamVersion)
+            var envelope = try BinaryEventCodec.decode(record.payload, position: record.position, eventID: EventID(record.eventID),
+                                                       stream: stream, streamVersion: record.streamVersion)
+            if envelope.origin == nil {
+                // Appended through the raw log (never stamped): a provisional origin.
+                envelope.origin = EventOrigin(stamp: UInt64(max(0, envelope.recordedAt.microseconds)),
+                                              replica: .provisional, sequence: record.position)
+            }
+            return envelope
         } catch {
             throw EventStoreError.undecodableEvent(position: record.position, detail: error.description)
         }
@@ -161,17 +211,33 @@ public final class ReadingStore: Sendable {
     /// the last: envelopes this transaction has just appended (positions and stream versions set,
     /// not read back from the log), or pending ones read by ``foldPending(_:limit:)``.
     /// Precondition: the active views had folded every event before them.
-    func foldAppended(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws {
-        guard let last = envelopes.last?.position else { return }
+    /// Returns how many books were refolded (events that sorted before what their book had folded).
+    @discardableResult
+    func foldAppended(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> Int {
+        guard let last = envelopes.map(\.position).max() else { return 0 }
         let generation = try activeGeneration(txn)
         var views = CachingViewStore(base: LMDBViewStore(txn: txn, tables: generations[generation]))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
+        var refolds = RefoldSet()
         for envelope in envelopes {
-            try projector.apply(envelope, to: &views)
+            refolds.note(try projector.apply(envelope, to: &views))
             try txn.put(readerIndex, (envelope.reader, envelope.position), [])
         }
+        try refold(refolds, through: last, projector: projector, views: &views, txn)
         try views.flush()
         try setCheckpoint(txn, generation: generation, last)
+        return refolds.books.count
+    }
+
+    /// Refolds each book in `refolds` from its stored events up to position `last` (read in `txn`).
+    func refold(_ refolds: RefoldSet, through last: UInt64, projector: ReadingProjector,
+                views: inout some ViewStore, _ txn: ReadTransaction) throws {
+        for (reader, book) in refolds.books {
+            let stream = StreamID.book(reader: reader, book: book).description
+            let events = try log.readStream(stream, from: 1, limit: .max, in: txn)
+                .filter { $0.position <= last }.map(Self.envelope(of:))
+            try projector.refold(reader: reader, book: book, events: events, in: &views)
+        }
     }
 
     // MARK: Commands
@@ -188,7 +254,9 @@ public final class ReadingStore: Sendable {
         let stream = StreamID.book(reader: context.reader, book: book)
         return try execute(stream: stream, context: context) { envelopes in
             var state = BookState()
-            for envelope in envelopes { state.apply(envelope.event, occurredAt: envelope.occurredAt) }
+            for envelope in envelopes.sorted(by: ReadingProjector.canonicallyBefore) {
+                state.apply(envelope.event, occurredAt: envelope.occurredAt)
+            }
             return try command.decide(for: book, in: state, at: context.occurredAt)
         }
     }
@@ -198,7 +266,7 @@ public final class ReadingStore: Sendable {
     public func execute(_ command: ReaderCommand, context: CommandContext) throws -> [EventEnvelope] {
         try execute(stream: .reader(context.reader), context: context) { envelopes in
             var state = ReaderState()
-            for envelope in envelopes { state.apply(envelope.event) }
+            for envelope in envelopes.sorted(by: ReadingProjector.canonicallyBefore) { state.apply(envelope.event) }
             return try command.decide(in: state)
         }
     }
@@ -223,6 +291,7 @@ public final class ReadingStore: Sendable {
             let events = try decide(history)
             guard !events.isEmpty else { return (stored: [EventEnvelope](), isNew: false) }
             var envelopes = try context.envelopes(for: events)
+            try stampLocal(&envelopes, txn)
             let payloads = envelopes.map { NewEvent(eventID: $0.eventID.uuid, payload: BinaryEventCodec.encode($0)) }
             let appended = try log.append(payloads, to: stream.description,
                                           expectedVersion: history.isEmpty ? .noStream : .exactly(UInt64(history.count)), in: txn)
@@ -231,6 +300,7 @@ public final class ReadingStore: Sendable {
                 envelopes[index].streamVersion = entry.streamVersion
                 envelopes[index].stream = stream
             }
+            try noteOrigins(envelopes, txn)
             try foldAppended(envelopes, txn)
             return (stored: envelopes, isNew: true)
         } }
@@ -265,24 +335,50 @@ public final class ReadingStore: Sendable {
     }
 
     /// Appends and folds `envelopes` inside `txn` (views caught up before); returns how many were new.
+    /// Envelopes that carry an origin are events of a replica (an export of a store): they merge
+    /// (``merge(_:)``: skipped when held, never refused for this store's state, a
+    /// ``MergeRejection`` with the batch index for a malformed one). The others are new facts of
+    /// this replica: checked as described above, then stamped with this store's origin.
     func appendRecorded(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> Int {
-        let parts = envelopes.map { envelope in
+        let remoteIndices = envelopes.indices.filter { envelopes[$0].origin != nil }
+        var merged = MergeResult()
+        if !remoteIndices.isEmpty {
+            do { merged = try merge(remoteIndices.map { envelopes[$0] }, txn) } catch let rejection as MergeRejection {
+                throw MergeRejection(index: remoteIndices[rejection.index], eventID: rejection.eventID, field: rejection.field,
+                                     rule: rejection.rule, detail: rejection.detail)
+            }
+            guard remoteIndices.count < envelopes.count else { return merged.appended }
+        }
+        let localIndices = envelopes.indices.filter { envelopes[$0].origin == nil }
+        let envelopes = remoteIndices.isEmpty ? envelopes : localIndices.map { envelopes[$0] }
+        do { try checkRecorded(envelopes, txn) } catch let rejection as RecordedEventRejection where !remoteIndices.isEmpty {
+            throw rejection.renumbered(localIndices)
+        }
+        // Only the first of each ID, and only IDs not stored, take sequence numbers.
+        var seen = Set<EventID>()
+        var fresh: [EventEnvelope] = []
+        fresh.reserveCapacity(envelopes.count)
+        for envelope in envelopes where seen.insert(envelope.eventID).inserted {
+            if try txn.get(log.eventIDs, envelope.eventID.uuid) == nil { fresh.append(envelope) }
+        }
+        try stampLocal(&fresh, txn)
+        let parts = fresh.map { envelope in
             StreamAppend(stream: envelope.stream.description, expectedVersion: .any,
                          events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
         }
-        try checkRecorded(envelopes, txn)
         let result = try log.append(parts, in: txn)
         // Fold the new envelopes in hand, with the positions the log gave them.
         var appended: [EventEnvelope] = []
         appended.reserveCapacity(result.writtenCount)
-        for (envelope, entry) in zip(envelopes, result.entries) where entry.isNew {
+        for (envelope, entry) in zip(fresh, result.entries) where entry.isNew {
             var stored = envelope
             stored.position = entry.position
             stored.streamVersion = entry.streamVersion
             appended.append(stored)
         }
+        try noteOrigins(appended, txn)
         try foldAppended(appended, txn)
-        return result.writtenCount
+        return result.writtenCount + merged.appended
     }
 
     // MARK: Reading
@@ -345,5 +441,19 @@ public final class ReadingStore: Sendable {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+}
+
+/// The books an apply pass found late events for, in the order found, each once.
+///
+/// Not `Sendable`-relevant: a local value of one fold.
+struct RefoldSet {
+    private(set) var books: [(ReaderID, BookID)] = []
+    private var seen = Set<StreamID>()
+
+    /// Notes an apply outcome.
+    mutating func note(_ outcome: ReadingProjector.Outcome) {
+        guard case .needsRefold(let reader, let book) = outcome else { return }
+        if seen.insert(.book(reader: reader, book: book)).inserted { books.append((reader, book)) }
     }
 }

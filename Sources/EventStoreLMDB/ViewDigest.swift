@@ -7,6 +7,10 @@ import ReadingEvents
 /// folded in memory give the same digest exactly when they hold the same records, so the digest
 /// compares a store's views with a fresh fold without writing anything.
 ///
+/// The origins the views keep for replication (a book's last folded origin, the origins of the
+/// reader's registers and of a year's challenge) are left out: they name replicas, not what a
+/// reader sees, so two stores that imported the same history on their own give the same digest.
+///
 /// `Sendable`: a namespace.
 public enum ViewDigest {
     /// The whole calendar the views can hold.
@@ -23,9 +27,14 @@ public enum ViewDigest {
         }
         for reader in try views.readers() {
             add("reader", reader.bytes)
-            if let view = try views.readerView(reader: reader) { add("readerView", ViewRecordCodec.encode(view)) }
+            if var view = try views.readerView(reader: reader) {
+                view.homeOrderOrigin = nil; view.profileOrigin = nil
+                add("readerView", ViewRecordCodec.encode(view))
+            }
             for book in try views.bookViews(reader: reader) {
-                add("book", ViewRecordCodec.encode(book))
+                var shown = book
+                shown.lastOrigin = nil
+                add("book", ViewRecordCodec.encode(shown))
                 for (day, total) in try views.bookDayTotals(reader: reader, book: book.book, in: allDays) {
                     add("bookDay", DayKey.encode(day) + ViewRecordCodec.encode(total))
                 }
@@ -39,7 +48,10 @@ public enum ViewDigest {
             add("buckets", ViewRecordCodec.encode(try views.bucketTotals(reader: reader)))
             for run in try views.streakRuns(reader: reader) { add("run", ViewRecordCodec.encode(run)) }
             for book in try views.goalBooks(reader: reader) { add("goal", book.bytes) }
-            for year in try views.yearViews(reader: reader) { add("year", ViewRecordCodec.encode(year)) }
+            for var year in try views.yearViews(reader: reader) {
+                year.challengeOrigin = nil
+                add("year", ViewRecordCodec.encode(year))
+            }
         }
         return hasher.finalize().map { byte in
             let hex = Array("0123456789abcdef")

@@ -15,8 +15,29 @@ public struct ReadingProjector {
     /// A projector whose reading days start at `dayStartHour` (default midnight).
     public init(dayStartHour: Int = 0) { clock = LocalClock(dayStartHour: dayStartHour) }
 
+    /// What folding one event did.
+    ///
+    /// `Sendable`: identifiers only.
+    public enum Outcome: Hashable, Sendable {
+        /// The event is folded into every view it touches.
+        case folded
+        /// The event is counted for its reader, but its book must be refolded: it sorts before
+        /// events already folded into the book (it arrived late from another replica), or it adds
+        /// a book whose earlier-stored events were skipped as orphans. Call
+        /// ``ReadingProjector/refold(reader:book:events:in:)`` with every stored event of the
+        /// book (this one included) before the views are read.
+        case needsRefold(reader: ReaderID, book: BookID)
+    }
+
     /// Folds one stored event into the views in `store`.
-    public func apply(_ envelope: EventEnvelope, to store: inout some ViewStore) throws {
+    ///
+    /// Events are meant to arrive in canonical order (``EventOrigin``); one that sorts before what
+    /// its book has folded returns ``Outcome/needsRefold(reader:book:)`` and leaves the book view
+    /// as it was. Reader-level facts (home order, profile, a year's challenge) are last-writer-wins
+    /// registers keyed by origin, so they never need a refold. Envelopes without an origin (a pure
+    /// fold of unstored events) fold in arrival order.
+    @discardableResult
+    public func apply(_ envelope: EventEnvelope, to store: inout some ViewStore) throws -> Outcome {
         let readerID = envelope.reader
         var reader = try store.readerView(reader: readerID) ?? ReaderView()
         reader.eventCount += 1
@@ -25,49 +46,160 @@ public struct ReadingProjector {
             reader.latestMoment = max(reader.latestMoment ?? envelope.recordedAt, envelope.occurredAt, envelope.recordedAt)
         }
         var deltas = Deltas()
-        let at = envelope.occurredAt
+        var outcome = Outcome.folded
 
         switch envelope.event {
         case .unknown:
             reader.unknownEvents += 1
         case .homeOrderSet(let e):
-            reader.homeOrder = e.books
+            if Self.isNewer(envelope.origin, than: reader.homeOrderOrigin) {
+                reader.homeOrder = e.books; reader.homeOrderOrigin = envelope.origin
+            }
         case .profileUpdated(let e):
-            reader.nickname = e.nickname; reader.imageFileName = e.imageFileName; reader.theme = e.theme
+            if Self.isNewer(envelope.origin, than: reader.profileOrigin) {
+                reader.nickname = e.nickname; reader.imageFileName = e.imageFileName; reader.theme = e.theme
+                reader.profileOrigin = envelope.origin
+            }
         case .challengeSet(let e):
             var year = try store.yearView(reader: readerID, year: e.year) ?? YearView(year: e.year)
-            year.challenge = e
-            try store.putYearView(reader: readerID, year)
-        case .bookAdded(let e):
-            if var view = try store.bookView(reader: readerID, book: e.book) {
-                let wasOnHome = view.isOnHomeList
-                view.metadata = e.metadata; view.status = e.status; view.inLibrary = true
-                view.lastActivity = max(view.lastActivity, at)
-                try store.putBookView(view)
-                if view.isOnHomeList != wasOnHome { try store.setGoalBook(reader: readerID, book: e.book, active: view.isOnHomeList) }
-            } else {
-                try store.putBookView(BookView(
-                    reader: readerID, book: e.book, metadata: e.metadata, status: e.status, inLibrary: true,
-                    addedAt: at, lastActivity: at, goal: nil, goalOutcome: nil, readThrough: 1, entries: [],
-                    finishes: [], isFinished: false, sentences: [], memos: [], sessions: [], rating: nil,
-                    liked: false, likedAt: nil))
+            if Self.isNewer(envelope.origin, than: year.challengeOrigin) {
+                year.challenge = e; year.challengeOrigin = envelope.origin
+                try store.putYearView(reader: readerID, year)
             }
-        case .metadataCorrected, .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted, .pagesRead,
+        case .bookAdded, .metadataCorrected, .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted, .pagesRead,
              .progressCorrected, .readThroughStarted, .sessionStarted, .sessionPaused, .sessionResumed,
              .sessionFinished, .sessionDiscarded, .bookFinished, .finishUndone, .sentenceCollected, .sentenceEdited,
              .sentenceRemoved, .memoWritten, .memoEdited, .memoRemoved, .ratingSet, .ratingCleared, .bookLiked,
              .bookUnliked:
-            // Every stored book event follows its BookAdded (the decide step guarantees it); an
-            // orphan (a hand-made import) is counted and otherwise skipped.
-            guard let book = envelope.event.book, var view = try store.bookView(reader: readerID, book: book) else { break }
-            let wasOnHome = view.isOnHomeList
-            view.lastActivity = max(view.lastActivity, at)
-            fold(envelope, into: &view, deltas: &deltas)
-            try store.putBookView(view)
-            if view.isOnHomeList != wasOnHome { try store.setGoalBook(reader: readerID, book: book, active: view.isOnHomeList) }
+            guard let book = envelope.event.book else { break }
+            var view = try store.bookView(reader: readerID, book: book)
+            if let folded = view?.lastOrigin, envelope.origin.map({ $0 < folded }) ?? true {
+                outcome = .needsRefold(reader: readerID, book: book)
+                break
+            }
+            if view == nil, case .bookAdded = envelope.event, envelope.streamVersion > 1 {
+                // The book's earlier-stored events arrived before their BookAdded and were skipped.
+                outcome = .needsRefold(reader: readerID, book: book)
+                break
+            }
+            let wasOnHome = view?.isOnHomeList ?? false
+            step(envelope, book: book, view: &view, deltas: &deltas)
+            if let view {
+                try store.putBookView(view)
+                if view.isOnHomeList != wasOnHome { try store.setGoalBook(reader: readerID, book: book, active: view.isOnHomeList) }
+            }
         }
         try store.putReaderView(reader: readerID, reader)
         try apply(deltas, reader: readerID, to: &store)
+        return outcome
+    }
+
+    /// Folds a whole set of stored events into `store` in canonical order (``canonicallyBefore(_:_:)``),
+    /// refolding from `envelopes` any book the fold asks for: the reference fold, the same views
+    /// every replica holding this set of events shows.
+    public func fold(_ envelopes: [EventEnvelope], into store: inout some ViewStore) throws {
+        let sorted = envelopes.sorted(by: Self.canonicallyBefore)
+        var pending: [(ReaderID, BookID)] = []
+        var seen = Set<StreamID>()
+        for envelope in sorted {
+            if case .needsRefold(let reader, let book) = try apply(envelope, to: &store),
+               seen.insert(.book(reader: reader, book: book)).inserted {
+                pending.append((reader, book))
+            }
+        }
+        for (reader, book) in pending {
+            try refold(reader: reader, book: book, events: sorted.filter { $0.reader == reader && $0.event.book == book }, in: &store)
+        }
+    }
+
+    /// Refolds one book from all of its stored events: takes the book view's contributions out of
+    /// the reader's totals (days, buckets, months, years, streak runs, the goal list), folds the
+    /// events in canonical order into a fresh book view, and puts the new contributions back, so
+    /// the result is the same as folding the reader's whole history in canonical order, at the
+    /// cost of one book. Reader counts (events, latest moment) are not touched: the events were
+    /// counted when they were applied.
+    ///
+    /// - Parameter events: every stored event of the book, in any order (events of other books
+    ///   are ignored). Events with origins sort by them; envelopes without one keep their
+    ///   position order.
+    public func refold(reader: ReaderID, book: BookID, events: [EventEnvelope], in store: inout some ViewStore) throws {
+        var deltas = Deltas()
+        let old = try store.bookView(reader: reader, book: book)
+        if let old { retract(old, deltas: &deltas) }
+        var view: BookView?
+        for envelope in events.filter({ $0.event.book == book && $0.reader == reader }).sorted(by: Self.canonicallyBefore) {
+            step(envelope, book: book, view: &view, deltas: &deltas)
+        }
+        if let view { try store.putBookView(view) }
+        let wasOnHome = old?.isOnHomeList ?? false, isOnHome = view?.isOnHomeList ?? false
+        if wasOnHome != isOnHome { try store.setGoalBook(reader: reader, book: book, active: isOnHome) }
+        try apply(deltas, reader: reader, to: &store)
+    }
+
+    /// The canonical order of stored events: events without an origin (appended through the raw
+    /// log, never stamped) first, by position; then by origin (``EventOrigin``).
+    public static func canonicallyBefore(_ a: EventEnvelope, _ b: EventEnvelope) -> Bool {
+        switch (a.origin, b.origin) {
+        case (nil, nil): a.position < b.position
+        case (nil, _?): true
+        case (_?, nil): false
+        case (let x?, let y?): x < y
+        }
+    }
+
+    /// Whether a register write with `origin` replaces one written with `current`: the later in
+    /// canonical order wins (no origin sorts first); without origins, the later in arrival order.
+    static func isNewer(_ origin: EventOrigin?, than current: EventOrigin?) -> Bool {
+        switch (origin, current) {
+        case (_, nil): true
+        case (nil, _?): false
+        case (let o?, let c?): o > c
+        }
+    }
+
+    /// Folds one book event into `view` (nil before the book's BookAdded: an orphan is skipped).
+    private func step(_ envelope: EventEnvelope, book: BookID, view: inout BookView?, deltas: inout Deltas) {
+        let at = envelope.occurredAt
+        if case .bookAdded(let e) = envelope.event {
+            if var existing = view {
+                existing.metadata = e.metadata; existing.status = e.status; existing.inLibrary = true
+                existing.lastActivity = max(existing.lastActivity, at)
+                view = existing
+            } else {
+                view = BookView(
+                    reader: envelope.reader, book: e.book, metadata: e.metadata, status: e.status, inLibrary: true,
+                    addedAt: at, lastActivity: at, goal: nil, goalOutcome: nil, readThrough: 1, entries: [],
+                    finishes: [], isFinished: false, sentences: [], memos: [], sessions: [], rating: nil,
+                    liked: false, likedAt: nil)
+            }
+            view!.foldedEvents += 1
+        } else {
+            // Every stored book event follows its BookAdded in canonical order (the decide step
+            // guarantees it locally); an orphan (a hand-made import) is skipped.
+            guard var existing = view else { return }
+            existing.lastActivity = max(existing.lastActivity, at)
+            existing.foldedEvents += 1
+            fold(envelope, into: &existing, deltas: &deltas)
+            view = existing
+        }
+        if let origin = envelope.origin { view!.lastOrigin = origin }
+    }
+
+    /// Takes a book view's contributions out of the totals: its credited pages, its finished
+    /// sessions' seconds and its finishes (exactly what folding it added).
+    private func retract(_ view: BookView, deltas: inout Deltas) {
+        for entry in view.entries where entry.credited != 0 {
+            deltas.add(day: entry.day, bucket: entry.bucket, book: view.book, pages: -entry.credited, seconds: 0)
+        }
+        for session in view.sessions where session.isFinished {
+            for piece in clock.split(session) {
+                deltas.add(day: piece.day, bucket: piece.bucket, book: view.book, pages: 0, seconds: -piece.seconds)
+            }
+        }
+        for finish in view.finishes {
+            deltas.finishes[YearMonth(finish), default: 0] -= 1
+            deltas.bookFinishes[Deltas.YearBookKey(year: finish.year, book: view.book), default: 0] -= 1
+        }
     }
 
     // MARK: Book fold
@@ -100,14 +232,19 @@ public struct ReadingProjector {
                                                runningSince: at, runningZone: zone, isFinished: false, reportedSeconds: nil,
                                                endPosition: nil))
         case .sessionPaused(let e):
-            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) { view.sessions[i].closeRunningInterval(at: at) }
+            // A session's first closing event (finish or discard, in canonical order) is its fate:
+            // later pauses, resumes, finishes and discards of it (from another device) are ignored.
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session && !$0.isFinished }) {
+                view.sessions[i].closeRunningInterval(at: at)
+            }
         case .sessionResumed(let e):
             // The interval resumed here belongs to this event's zone (a resume in another city).
-            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) {
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session && !$0.isFinished }) {
                 view.sessions[i].runningSince = at; view.sessions[i].runningZone = zone
             }
         case .sessionFinished(let e):
             if let i = view.sessions.lastIndex(where: { $0.session == e.session }) {
+                guard !view.sessions[i].isFinished else { break }
                 view.sessions[i].closeRunningInterval(at: at)
                 view.sessions[i].isFinished = true
                 view.sessions[i].reportedSeconds = e.durationSeconds
@@ -120,8 +257,10 @@ public struct ReadingProjector {
                 addMark(position: end, isCorrection: false, envelope, to: &view, deltas: &deltas)
             }
         case .sessionDiscarded(let e):
-            view.sessions.removeAll { $0.session == e.session }
+            view.sessions.removeAll { $0.session == e.session && !$0.isFinished }
         case .bookFinished(let e):
+            // Two devices finishing the same read-through: the first finish counts, once.
+            guard !view.isFinished else { break }
             view.finishes.append(e.finishedOn)
             view.isFinished = true; view.status = .finished
             if let goal = view.goal { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
@@ -169,26 +308,43 @@ public struct ReadingProjector {
     private func addMark(position: Int, isCorrection: Bool, _ envelope: EventEnvelope, to view: inout BookView, deltas: inout Deltas) {
         let local = clock.localDateTime(of: envelope.occurredAt, in: envelope.timeZone)
         let day = clock.localDay(of: envelope.occurredAt, in: envelope.timeZone)
-        let entry = PageEntry(logPosition: envelope.position, occurredAt: envelope.occurredAt, day: day,
+        let entry = PageEntry(order: view.foldedEvents, occurredAt: envelope.occurredAt, day: day,
                               bucket: TimeOfDay(hour: local.hour), readThrough: view.readThrough, position: position,
                               kind: isCorrection ? .correction : .read, effective: position, credited: 0)
-        // Entries are grouped by read-through, each group in (instant, log position) order.
+        // Entries are grouped by read-through, each group in (instant, canonical ordinal) order.
         let readThrough = view.readThrough
         var index = view.entries.endIndex
         while index > view.entries.startIndex {
             let previous = view.entries[index - 1]
             if previous.readThrough < readThrough { break }
             if previous.readThrough == readThrough,
-               (previous.occurredAt, previous.logPosition) <= (entry.occurredAt, entry.logPosition) { break }
+               (previous.occurredAt, previous.order) <= (entry.occurredAt, entry.order) { break }
             index -= 1
         }
         view.entries.insert(entry, at: index)
+
+        // The common case: a page record that is the latest of its read-through. It changes no
+        // earlier mark (only a correction clamps earlier marks) and is credited what it adds to the
+        // highest effective position before it: the same as recomputing the read-through below,
+        // without rebuilding its timeline (which made every page record cost the whole book).
+        if index == view.entries.endIndex - 1, !isCorrection {
+            var highest = 0
+            var i = index - 1
+            while i >= view.entries.startIndex, view.entries[i].readThrough == readThrough {
+                highest = max(highest, view.entries[i].effective)
+                i -= 1
+            }
+            let credit = max(0, position - highest)
+            view.entries[index].credited = credit
+            if credit != 0 { deltas.add(day: day, bucket: entry.bucket, book: view.book, pages: credit, seconds: 0) }
+            return
+        }
 
         let group = view.entries.indices.filter { view.entries[$0].readThrough == readThrough }
         var timeline = PageTimeline()
         for i in group {
             let e = view.entries[i]
-            timeline.insert(.init(occurredAt: e.occurredAt, sequence: e.logPosition, position: e.position, isCorrection: e.kind == .correction))
+            timeline.insert(.init(occurredAt: e.occurredAt, sequence: e.order, position: e.position, isCorrection: e.kind == .correction))
         }
         let effective = timeline.effectivePositions
         let credits = timeline.credits

@@ -9,8 +9,9 @@ public struct PageEntry: Hashable, Sendable {
     /// Whether the entry moved forward (a page record, a session's end position) or was an
     /// explicit correction backward.
     public enum Kind: UInt8, Sendable, Hashable { case read = 0, correction = 1 }
-    /// The log position of the event (orders entries that share an instant).
-    public var logPosition: UInt64
+    /// The event's ordinal in its book's canonical order (1 = the first event folded into the
+    /// book view): orders entries that share an instant, the same way on every replica.
+    public var order: UInt64
     /// When the reading happened.
     public var occurredAt: Timestamp
     /// Its reading day (local, day-start hour applied).
@@ -174,6 +175,13 @@ public struct BookView: Hashable, Sendable {
     public var liked: Bool
     /// When it was last liked (for ordering the liked shelf).
     public var likedAt: Timestamp?
+    /// The origin of the latest event folded into this view, in canonical order: an event that
+    /// sorts before it refolds the book (see ``ReadingProjector/refold(reader:book:events:in:)``).
+    /// `nil` when the folded events carried no origin (a pure fold of unstored envelopes).
+    public var lastOrigin: EventOrigin? = nil
+    /// How many of the book's events this view has folded (orphans before the book was added are
+    /// not counted); the last one's ordinal is the ``PageEntry/order`` of its page entry.
+    public var foldedEvents: UInt64 = 0
 
     /// The effective position reached in the current read-through.
     public var position: Int {
@@ -299,6 +307,10 @@ public struct ReaderView: Hashable, Sendable {
     /// of their events (a back-dated entry counts by when it was recorded); events of types this
     /// build does not know are only counted and do not move it. `nil` before any.
     public var latestMoment: Timestamp?
+    /// The origin of the event that set ``homeOrder`` (last writer wins, by canonical order).
+    public var homeOrderOrigin: EventOrigin?
+    /// The origin of the event that set the profile (last writer wins, by canonical order).
+    public var profileOrigin: EventOrigin?
     /// An empty reader.
     public init() {}
 }
@@ -330,13 +342,15 @@ public struct YearBook: Hashable, Sendable {
 public struct YearView: Hashable, Sendable {
     /// The calendar year (of local reading days and finish days).
     public var year: Int
-    /// The latest challenge set for the year.
+    /// The latest challenge set for the year (last writer wins, by canonical order).
     public var challenge: ChallengeSet?
+    /// The origin of the event that set ``challenge``.
+    public var challengeOrigin: EventOrigin?
     /// Books with pages or finishes in the year, in book-ID order; none with both zero.
     public var books: [YearBook]
     /// An empty year.
     public init(year: Int, challenge: ChallengeSet? = nil, books: [YearBook] = []) {
-        self.year = year; self.challenge = challenge; self.books = books
+        self.year = year; self.challenge = challenge; self.books = books; self.challengeOrigin = nil
     }
     /// Whether there is nothing to keep.
     public var isEmpty: Bool { challenge == nil && books.isEmpty }

@@ -18,14 +18,17 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
 /// length-prefixed strings and arrays, a leading format byte per record. Deterministic (the same
 /// view always encodes to the same bytes), so stored views can be compared by digest.
 ///
-/// Formats: 2 (written by this build) adds to book views the zone of each session interval and of
+/// Formats: 3 (written by this build) adds the origins of replication: a book view's last folded
+/// origin and folded-event count, the origins of a reader's home order and profile and of a
+/// year's challenge, and page entries ordered by their ordinal in the book's canonical order (the
+/// field that held the log position). Format 2 adds to book views the zone of each session interval and of
 /// the running interval, written only where it differs from the session's zone, and to reader
 /// records the reader's latest moment. Format 1 records, written by earlier builds, still decode:
 /// their intervals are in their session's zone and their reader has no latest moment (a
 /// `replay rebuild` rewrites them with the rules of this build).
 public enum ViewRecordCodec {
     /// The record format this build writes.
-    public static let format: UInt8 = 2
+    public static let format: UInt8 = 3
     /// The oldest record format this build reads.
     public static let oldestReadableFormat: UInt8 = 1
 
@@ -43,7 +46,7 @@ public enum ViewRecordCodec {
         w.optional(v.goalOutcome) { w, o in w.goal(o.goal); w.date(o.finishedOn) }
         w.int(v.readThrough)
         w.array(v.entries) { w, e in
-            w.u64(e.logPosition); w.i64(e.occurredAt.microseconds); w.date(e.day); w.u8(UInt8(e.bucket.rawValue))
+            w.u64(e.order); w.i64(e.occurredAt.microseconds); w.date(e.day); w.u8(UInt8(e.bucket.rawValue))
             w.int(e.readThrough); w.int(e.position); w.u8(e.kind.rawValue); w.int(e.effective); w.int(e.credited)
         }
         w.array(v.finishes) { w, d in w.date(d) }
@@ -67,6 +70,8 @@ public enum ViewRecordCodec {
         w.optional(v.rating) { w, r in w.u8(UInt8(r.quarters)) }
         w.bool(v.liked)
         w.optional(v.likedAt) { w, t in w.i64(t.microseconds) }
+        w.optional(v.lastOrigin) { w, o in w.origin(o) }
+        w.u64(v.foldedEvents)
         return w.bytes
     }
 
@@ -87,7 +92,7 @@ public enum ViewRecordCodec {
         }
         let readThrough = try r.int("readThrough")
         let entries = try r.array("entries") { r throws(ViewDecodingError) in
-            PageEntry(logPosition: try r.u64("entry.logPosition"), occurredAt: Timestamp(microseconds: try r.i64("entry.occurredAt")),
+            PageEntry(order: try r.u64("entry.order"), occurredAt: Timestamp(microseconds: try r.i64("entry.occurredAt")),
                       day: try r.date("entry.day"), bucket: try r.bucket(), readThrough: try r.int("entry.readThrough"),
                       position: try r.int("entry.position"), kind: try r.entryKind(), effective: try r.int("entry.effective"),
                       credited: try r.int("entry.credited"))
@@ -126,11 +131,16 @@ public enum ViewRecordCodec {
         let rating = try r.optional("rating") { r throws(ViewDecodingError) in try r.rating() }
         let liked = try r.bool("liked")
         let likedAt = try r.optional("likedAt") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("likedAt")) }
+        var lastOrigin: EventOrigin?, foldedEvents: UInt64 = 0
+        if version >= 3 {
+            lastOrigin = try r.optional("lastOrigin") { r throws(ViewDecodingError) in try r.origin("lastOrigin") }
+            foldedEvents = try r.u64("foldedEvents")
+        }
         try r.expectEnd()
         return BookView(reader: reader, book: book, metadata: metadata, status: status, inLibrary: inLibrary, addedAt: addedAt,
                         lastActivity: lastActivity, goal: goal, goalOutcome: outcome, readThrough: readThrough, entries: entries,
                         finishes: finishes, isFinished: isFinished, sentences: sentences, memos: memos, sessions: sessions,
-                        rating: rating, liked: liked, likedAt: likedAt)
+                        rating: rating, liked: liked, likedAt: likedAt, lastOrigin: lastOrigin, foldedEvents: foldedEvents)
     }
 
     // MARK: Year views
@@ -146,13 +156,14 @@ public enum ViewRecordCodec {
             w.optional(c.pages) { w, x in w.int(x) }
         }
         w.array(v.books) { w, b in w.bytes16(b.book.bytes); w.int(b.pages); w.int(b.finishes) }
+        w.optional(v.challengeOrigin) { w, o in w.origin(o) }
         return w.bytes
     }
 
     /// Decodes a year view; a typed error for anything malformed.
     public static func decodeYearView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> YearView {
         var r = ByteReader(Array(bytes), record: "YearView")
-        _ = try r.expectFormat()
+        let version = try r.expectFormat()
         let year = try r.int("year")
         let challenge = try r.optional("challenge") { r throws(ViewDecodingError) in
             ChallengeSet(year: try r.int("challenge.year"),
@@ -162,8 +173,12 @@ public enum ViewRecordCodec {
         let books = try r.array("books") { r throws(ViewDecodingError) in
             YearBook(book: BookID(bytes: try r.bytes16("book.id"))!, pages: try r.int("book.pages"), finishes: try r.int("book.finishes"))
         }
+        var view = YearView(year: year, challenge: challenge, books: books)
+        if version >= 3 {
+            view.challengeOrigin = try r.optional("challengeOrigin") { r throws(ViewDecodingError) in try r.origin("challengeOrigin") }
+        }
         try r.expectEnd()
-        return YearView(year: year, challenge: challenge, books: books)
+        return view
     }
 
     // MARK: Small records
@@ -212,6 +227,8 @@ public enum ViewRecordCodec {
         w.array(v.homeOrder) { w, b in w.bytes16(b.bytes) }
         w.int(v.unknownEvents); w.int(v.eventCount)
         w.optional(v.latestMoment) { w, t in w.i64(t.microseconds) }
+        w.optional(v.homeOrderOrigin) { w, o in w.origin(o) }
+        w.optional(v.profileOrigin) { w, o in w.origin(o) }
         return w.bytes
     }
     /// Decodes a reader record.
@@ -226,6 +243,10 @@ public enum ViewRecordCodec {
         if version >= 2 {
             v.latestMoment = try r.optional("latestMoment") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("latestMoment")) }
         }
+        if version >= 3 {
+            v.homeOrderOrigin = try r.optional("homeOrderOrigin") { r throws(ViewDecodingError) in try r.origin("homeOrderOrigin") }
+            v.profileOrigin = try r.optional("profileOrigin") { r throws(ViewDecodingError) in try r.origin("profileOrigin") }
+        }
         try r.expectEnd(); return v
     }
 }
@@ -238,6 +259,7 @@ struct ByteWriter {
     mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
     mutating func int(_ v: Int) { i64(Int64(v)) }
+    mutating func origin(_ o: EventOrigin) { u64(o.stamp); bytes16(o.replica.bytes); u64(o.sequence) }
     mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func bytes16(_ b: [UInt8]) { bytes.append(contentsOf: b) }
     mutating func string(_ s: String) { let u = Array(s.utf8); u32(UInt32(u.count)); bytes.append(contentsOf: u) }
@@ -303,6 +325,11 @@ struct ByteReader {
         return v
     }
     mutating func bytes16(_ field: String) throws(ViewDecodingError) -> [UInt8] { Array(try take(16, field)) }
+    mutating func origin(_ field: String) throws(ViewDecodingError) -> EventOrigin {
+        let stamp = try u64(field + ".stamp")
+        let replica = ReplicaID(bytes: try bytes16(field + ".replica"))!
+        return EventOrigin(stamp: stamp, replica: replica, sequence: try u64(field + ".sequence"))
+    }
     mutating func string(_ field: String) throws(ViewDecodingError) -> String {
         let n = Int(try u32(field))
         let slice = try take(n, field)

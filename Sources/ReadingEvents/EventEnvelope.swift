@@ -25,12 +25,16 @@ public struct EventEnvelope: Hashable, Sendable {
     public var correlationID: EventID?
     /// Optional identifier of the event or command that caused this one.
     public var causationID: EventID?
+    /// The replica that created the event, its sequence there, and its hybrid-clock stamp: the
+    /// event's place in the canonical order (see ``EventOrigin``). `nil` until a store appends it
+    /// (the store stamps its own new events; merged events keep the origin they came with).
+    public var origin: EventOrigin?
 
     /// Creates an envelope. The stream defaults to the event's own stream for `reader`.
     public init(position: UInt64 = 0, eventID: EventID = EventID(), stream: StreamID? = nil,
                 streamVersion: UInt64 = 0, reader: ReaderID, occurredAt: Timestamp, timeZone: ZoneID,
                 recordedAt: Timestamp, event: ReadingEvent, correlationID: EventID? = nil,
-                causationID: EventID? = nil) {
+                causationID: EventID? = nil, origin: EventOrigin? = nil) {
         self.position = position
         self.eventID = eventID
         self.stream = stream ?? event.stream(for: reader)
@@ -42,6 +46,7 @@ public struct EventEnvelope: Hashable, Sendable {
         self.event = event
         self.correlationID = correlationID
         self.causationID = causationID
+        self.origin = origin
     }
 
     /// The event's type tag and schema version.

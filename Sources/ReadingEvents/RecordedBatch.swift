@@ -32,6 +32,18 @@ public struct RecordedEventRejection: Error, Sendable, Hashable, CustomStringCon
     /// A sentence naming the envelope, the event ID and the rule or conflict.
     public var description: String { "envelope \(index + 1), event \(eventID): \(reasonText)" }
 
+    /// The same rejection for a batch that was a subset of a larger one: `indices[i]` is the
+    /// larger batch's index of the subset's envelope `i` (this index and a batch conflict's).
+    public func renumbered(_ indices: [Int]) -> RecordedEventRejection {
+        let reason: Reason
+        switch self.reason {
+        case .invalid(let error): reason = .invalid(error)
+        case .conflictsWithBatch(let earlier): reason = .conflictsWithBatch(index: indices[earlier])
+        case .conflictsWithStored(let position): reason = .conflictsWithStored(position: position)
+        }
+        return RecordedEventRejection(index: indices[index], eventID: eventID, reason: reason)
+    }
+
     /// The reason as a sentence, without the envelope's index.
     public var reasonText: String {
         switch reason {

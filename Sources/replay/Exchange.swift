@@ -56,10 +56,17 @@ extension Replay {
 
         @OptionGroup var options: StoreOptions
         @Option(help: "Only this reader's events (UUID).") var reader: String?
+        @Option(help: ArgumentHelp(
+            "Only what a store with this version vector lacks, in canonical order (`replay vector` prints a store's; \"\" for a new store): a file transport for `replay import` on the other side.",
+            valueName: "replica:sequence,..."))
+        var sinceVector: String?
         @Flag(help: .hidden) var inProcess = false
 
         func validate() throws {
             if let reader, ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
+            if let sinceVector {
+                do { _ = try VersionVector(parsing: sinceVector) } catch { throw ValidationError("--since-vector: \(error.detail) [rule: \(error.rule.rawValue)]") }
+            }
         }
 
         func run() throws {
@@ -83,8 +90,18 @@ extension Replay {
                 buffer += JSONEventCodec.encode(e); buffer.append(0x0A)
                 if buffer.count > 1 << 20 { flush() }
             }
-            if let reader = reader.flatMap(ReaderID.init(uuidString:)) {
-                for e in try store.auditTrail(reader: reader) { emit(e) }
+            let onlyReader = reader.flatMap(ReaderID.init(uuidString:))
+            if let sinceVector {
+                let vector = try VersionVector(parsing: sinceVector)
+                var after: EventOrigin?
+                while true {
+                    let page = try store.changes(since: vector, after: after, limit: 10_000)
+                    guard let last = page.last else { break }
+                    for e in page where onlyReader.map({ $0 == e.reader }) ?? true { emit(e) }
+                    after = last.origin
+                }
+            } else if let onlyReader {
+                for e in try store.auditTrail(reader: onlyReader) { emit(e) }
             } else {
                 try store.log.forEachEvent(from: 1) { record in emit(try ReadingStore.envelope(of: record)); return true }
             }
@@ -135,11 +152,20 @@ extension Replay {
                 }
                 return ReplayError("\(file) line \(lineNumbers[rejection.index]): event \(rejection.eventID): \(reason); nothing was imported")
             }
-            // The rules that need no store first, so a refused file never creates one.
-            do { try RecordedBatch.check(envelopes) } catch let rejection as RecordedEventRejection { throw refusal(rejection) }
+            // The rules that need no store first, so a refused file never creates one: lines of new
+            // facts (no origin) by the rules of a command; lines of a replica's events (with their
+            // origin) by the rules of a merge, in the store.
+            let local = envelopes.indices.filter { envelopes[$0].origin == nil }
+            do { try RecordedBatch.check(local.map { envelopes[$0] }) } catch let rejection as RecordedEventRejection {
+                throw refusal(rejection.renumbered(local))
+            }
             let store = try ReadingStore.open(at: options.url)
             let added: Int
-            do { added = try store.appendRecorded(envelopes) } catch let rejection as RecordedEventRejection { throw refusal(rejection) }
+            do { added = try store.appendRecorded(envelopes) } catch let rejection as RecordedEventRejection {
+                throw refusal(rejection)
+            } catch let rejection as MergeRejection {
+                throw ReplayError("\(file) line \(lineNumbers[rejection.index]): event \(rejection.eventID): \(rejection.field): \(rejection.detail) [rule: \(rejection.rule.rawValue)]; nothing was imported")
+            }
             print("imported \(added) new events of \(envelopes.count) from \(file) (\(envelopes.count - added) already stored)")
         }
     }

@@ -16,7 +16,7 @@ struct Replay: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [Demo.self, Rebuild.self, Verify.self, Audit.self, Show.self, Export.self, Import.self, ImportFrom.self,
-                      Backup.self, Stats.self, Report.self]
+                      Backup.self, Stats.self, Report.self, Sync.self, Vector.self]
     )
 }
 

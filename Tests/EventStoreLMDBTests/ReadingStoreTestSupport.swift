@@ -33,7 +33,7 @@ enum Facade {
     static func inMemoryViews(of store: ReadingStore) throws -> InMemoryViewStore {
         var views = InMemoryViewStore()
         let projector = ReadingProjector(dayStartHour: store.dayStartHour)
-        for envelope in try store.events() { try projector.apply(envelope, to: &views) }
+        try projector.fold(try store.events(), into: &views)
         return views
     }
 

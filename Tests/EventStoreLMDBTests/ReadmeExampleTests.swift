@@ -37,7 +37,14 @@ import Testing
             let home = try store.withViews { views in
                 try views.homeList(reader: reader, asOf: Timestamp(Date()), zone: seoul, sortedBy: .titleAscending)
             }
+            // --- the README's sync example ---
+            let tablet = try ReadingStore.open(at: dir.child("tablet"))
+            try tablet.merge(store.changes(since: tablet.versionVector()))
+            try tablet.execute(.recordPages(position: 60), book: book, context: now())   // (not in the README) the tablet reads on
+            try store.merge(tablet.changes(since: store.versionVector()))
             // --- end of the README code ---
+            #expect(try store.viewDigest() == tablet.viewDigest())
+            #expect(try store.withViews { try $0.bookView(reader: reader, book: book)?.position } == 60)
             #expect(printed == "rating: 4.3 stars is not a multiple of 0.25 [rule: offQuarterStep]")
             #expect(home.items.map(\.metadata.title) == ["채식주의자"])
             #expect(home.items.first?.position == 42)

@@ -49,8 +49,13 @@ struct DefaultTodayTests {
         #expect(view.latestMoment == instant("2026-06-08T08:00:00+09:00"))
         let current = ViewRecordCodec.encode(view)
         #expect(try ViewRecordCodec.decodeReaderView(current) == view)
+        // Format 3 ends with the origins of the home order and the profile (none here: 1 + 1 bytes).
+        #expect(current.first == 3)
+        var formatTwo = Array(current.dropLast(2))
+        formatTwo[0] = 2
+        #expect(try ViewRecordCodec.decodeReaderView(formatTwo) == view)
         // Format 1 ended after eventCount: format 2 without the latest moment (1 + 8 bytes).
-        var old = Array(current.dropLast(9))
+        var old = Array(formatTwo.dropLast(9))
         old[0] = 1
         var expected = view
         expected.latestMoment = nil

@@ -119,6 +119,7 @@ private enum FastStoredEvent {
         var correlationSlice = readerSlice, causationSlice = readerSlice, payloadSlice = readerSlice
         var occurredAt: Int64 = 0, recordedAt: Int64 = 0
         var version: UInt64 = 0
+        var replicaSlice = readerSlice, sequence: UInt64 = 0, stamp: UInt64 = 0
         var payloadKind: EventKind?
         while !cursor.atEnd {
             let (field, wireType) = try cursor.key()
@@ -137,6 +138,9 @@ private enum FastStoredEvent {
             case (6, 0): version = try cursor.varint()
             case (7, 2): correlationSlice = try cursor.lengthDelimited()
             case (8, 2): causationSlice = try cursor.lengthDelimited()
+            case (9, 2): replicaSlice = try cursor.lengthDelimited()
+            case (10, 0): sequence = try cursor.varint()
+            case (11, 0): stamp = try cursor.varint()
             case (_, 2):
                 // One payload member, the current payload of a known type (a lookup in a table built
                 // from `EventKind`): a second one (or the same again) merges or replaces; RatingSet
@@ -157,6 +161,9 @@ private enum FastStoredEvent {
         let zone = try Self.zone(base, zoneSlice)
         let correlationID: EventID? = correlationSlice.count == 0 ? nil : try identifier(base, correlationSlice)
         let causationID: EventID? = causationSlice.count == 0 ? nil : try identifier(base, causationSlice)
+        let replica: ReplicaID? = replicaSlice.count == 0 ? nil : try identifier(base, replicaSlice)
+        let origin: EventOrigin?
+        do { origin = try DecodingChecks.origin(replica: replica, sequence: sequence, stamp: stamp) } catch { throw giveUp }
         guard let payloadKind else { throw giveUp }
         let payload = try FastPayload(base, payloadSlice)
         let event = try payload.event(payloadKind)
@@ -166,7 +173,7 @@ private enum FastStoredEvent {
         guard stream.reader == reader else { throw giveUp }
         return EventEnvelope(position: position, eventID: eventID, stream: stream, streamVersion: streamVersion,
                              reader: reader, occurredAt: occurred, timeZone: zone, recordedAt: recorded,
-                             event: event, correlationID: correlationID, causationID: causationID)
+                             event: event, correlationID: correlationID, causationID: causationID, origin: origin)
     }
 
     /// The rule of ``DecodingChecks/storedZone(_:_:)`` on the bytes: 1 ... 255 printable ASCII bytes.

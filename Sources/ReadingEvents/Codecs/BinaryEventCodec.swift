@@ -140,6 +140,11 @@ public enum BinaryEventCodec {
         message.schemaVersion = UInt32(truncatingIfNeeded: type.schemaVersion)
         if let id = envelope.correlationID { message.correlationID = id.protoBytes }
         if let id = envelope.causationID { message.causationID = id.protoBytes }
+        if let origin = envelope.origin, origin.replica != .provisional {
+            message.replica = origin.replica.protoBytes
+            message.sequence = origin.sequence
+            message.stamp = origin.stamp
+        }
         if let payload = ProtoPayload(envelope.event) {
             message.payload = payload
         } else if case .unknown(let unknown) = envelope.event {
@@ -174,6 +179,8 @@ public enum BinaryEventCodec {
         let version = try DecodingChecks.schemaVersion(Int64(message.schemaVersion), "schemaVersion")
         let correlationID: EventID? = try ProtoRead.optionalID(message.correlationID, "correlationID")
         let causationID: EventID? = try ProtoRead.optionalID(message.causationID, "causationID")
+        let origin = try DecodingChecks.origin(replica: try ProtoRead.optionalID(message.replica, "replica"),
+                                               sequence: message.sequence, stamp: message.stamp)
 
         let stored: StoredPayload
         if let payload = message.payload.take() {  // moved out, not copied
@@ -190,7 +197,7 @@ public enum BinaryEventCodec {
         try DecodingChecks.stream(stream, reader: reader)
         return EventEnvelope(position: position, eventID: eventID, stream: stream, streamVersion: streamVersion,
                              reader: reader, occurredAt: occurredAt, timeZone: timeZone, recordedAt: recordedAt,
-                             event: event, correlationID: correlationID, causationID: causationID)
+                             event: event, correlationID: correlationID, causationID: causationID, origin: origin)
     }
 
     private static func serialize(_ message: some SwiftProtobuf.Message) -> [UInt8] {

@@ -169,6 +169,26 @@ enum DecodingChecks {
         }
     }
 
+    /// The latest stamp accepted: 2200-01-01 in microseconds, like instants (it also fits a
+    /// signed 64-bit column).
+    static let latestStamp = UInt64(Timestamp.latestAllowed.microseconds)
+
+    /// An event's origin: all three fields or none (an event not yet stored, or a record of store
+    /// format 1); a sequence from 1; a stamp before 2200-01-01.
+    static func origin(replica: ReplicaID?, sequence: UInt64, stamp: UInt64) throws(EventDecodingError) -> EventOrigin? {
+        guard let replica else {
+            guard sequence == 0, stamp == 0 else {
+                throw .inconsistent("replica", "an event with a sequence or a stamp must name its replica")
+            }
+            return nil
+        }
+        guard sequence > 0 else { throw .missing("sequence", "is required with a replica (1 or more)") }
+        guard stamp < latestStamp else {
+            throw .invalid("stamp", .outOfRange, "\(stamp) is not before 2200-01-01 (microseconds since 1970)")
+        }
+        return EventOrigin(stamp: stamp, replica: replica, sequence: sequence)
+    }
+
     /// The stream must belong to the envelope's reader.
     static func stream(_ stream: StreamID, reader: ReaderID) throws(EventDecodingError) {
         guard stream.reader == reader else {

@@ -67,7 +67,7 @@ public enum JSONEventCodec {
 /// The JSON keys of an envelope.
 private enum EnvelopeKey: String, CodingKey {
     case position, eventID, stream, streamVersion, reader, occurredAt, timeZone, recordedAt, type, schemaVersion
-    case correlationID, causationID, data, rawPayload
+    case correlationID, causationID, replica, sequence, stamp, data, rawPayload
 }
 
 private struct Line: Encodable {
@@ -89,6 +89,11 @@ private struct Line: Encodable {
         try c.encode(type.schemaVersion, forKey: .schemaVersion)
         try c.encodeIfPresent(e.correlationID, forKey: .correlationID)
         try c.encodeIfPresent(e.causationID, forKey: .causationID)
+        if let origin = e.origin, origin.replica != .provisional {
+            try c.encode(origin.replica, forKey: .replica)
+            try c.encode(origin.sequence, forKey: .sequence)
+            try c.encode(origin.stamp, forKey: .stamp)
+        }
         switch e.event {
         case .bookAdded(let p): try c.encode(p, forKey: .data)
         case .metadataCorrected(let p): try c.encode(p, forKey: .data)
@@ -150,6 +155,9 @@ private struct DecodedLine: Decodable {
         let version = try DecodingChecks.schemaVersion(f.int64("schemaVersion"), "schemaVersion")
         let correlationID: EventID? = try f.optionalID("correlationID")
         let causationID: EventID? = try f.optionalID("causationID")
+        let origin = try DecodingChecks.origin(replica: try f.optionalID("replica"),
+                                               sequence: f.has("sequence") ? try f.uint64("sequence") : 0,
+                                               stamp: f.has("stamp") ? try f.uint64("stamp") : 0)
 
         let payload: StoredPayload
         switch EventUpcaster.form(ofType: tag, schemaVersion: version) {
@@ -176,7 +184,8 @@ private struct DecodedLine: Decodable {
         try DecodingChecks.stream(stream, reader: reader)
         envelope = EventEnvelope(position: position, eventID: eventID, stream: stream, streamVersion: streamVersion,
                                  reader: reader, occurredAt: occurredAt, timeZone: timeZone, recordedAt: recordedAt,
-                                 event: event, correlationID: correlationID, causationID: causationID)
+                                 event: event, correlationID: correlationID, causationID: causationID,
+                                 origin: origin)
     }
 }
 

@@ -128,6 +128,17 @@ nonisolated struct Readinghistory_V1_StoredEvent: Sendable {
   /// Optional causation ID (a UUID, 16 bytes); empty when absent.
   var causationID: Data = Data()
 
+  /// The replica (store) that created the event: a UUID, 16 bytes. Absent only in records of store
+  /// format 1, which the store migrates at open.
+  var replica: Data = Data()
+
+  /// The creating replica's own sequence number of the event, from 1, gapless per replica.
+  var sequence: UInt64 = 0
+
+  /// The creating replica's hybrid logical clock at creation, microseconds since the Unix epoch:
+  /// later than every event the replica held then. With replica and sequence, the canonical order.
+  var stamp: UInt64 = 0
+
   /// The payload of an event whose type the writing build did not know, kept verbatim when the
   /// bytes could not be kept as protobuf fields of this message (see the Codecs article).
   /// Empty whenever a `payload` member is set.
@@ -1204,7 +1215,7 @@ nonisolated extension Readinghistory_V1_ReadingStatus: SwiftProtobuf._ProtoNameP
 
 nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StoredEvent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reader\0\u{3}occurred_at_us\0\u{3}time_zone\0\u{3}recorded_at_us\0\u{1}type\0\u{3}schema_version\0\u{3}correlation_id\0\u{3}causation_id\0\u{4}\u{7}raw_payload\0\u{3}book_added\0\u{3}metadata_corrected\0\u{3}book_removed\0\u{3}reading_status_changed\0\u{3}goal_set\0\u{3}goal_changed\0\u{3}goal_deleted\0\u{3}pages_read\0\u{3}progress_corrected\0\u{3}read_through_started\0\u{3}session_started\0\u{3}session_paused\0\u{3}session_resumed\0\u{3}session_finished\0\u{3}session_discarded\0\u{3}book_finished\0\u{3}finish_undone\0\u{3}sentence_collected\0\u{3}sentence_edited\0\u{3}sentence_removed\0\u{3}memo_written\0\u{3}memo_edited\0\u{3}memo_removed\0\u{3}rating_set_v1\0\u{3}rating_set\0\u{3}rating_cleared\0\u{3}book_liked\0\u{3}book_unliked\0\u{3}home_order_set\0\u{3}profile_updated\0\u{3}challenge_set\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reader\0\u{3}occurred_at_us\0\u{3}time_zone\0\u{3}recorded_at_us\0\u{1}type\0\u{3}schema_version\0\u{3}correlation_id\0\u{3}causation_id\0\u{1}replica\0\u{1}sequence\0\u{1}stamp\0\u{4}\u{4}raw_payload\0\u{3}book_added\0\u{3}metadata_corrected\0\u{3}book_removed\0\u{3}reading_status_changed\0\u{3}goal_set\0\u{3}goal_changed\0\u{3}goal_deleted\0\u{3}pages_read\0\u{3}progress_corrected\0\u{3}read_through_started\0\u{3}session_started\0\u{3}session_paused\0\u{3}session_resumed\0\u{3}session_finished\0\u{3}session_discarded\0\u{3}book_finished\0\u{3}finish_undone\0\u{3}sentence_collected\0\u{3}sentence_edited\0\u{3}sentence_removed\0\u{3}memo_written\0\u{3}memo_edited\0\u{3}memo_removed\0\u{3}rating_set_v1\0\u{3}rating_set\0\u{3}rating_cleared\0\u{3}book_liked\0\u{3}book_unliked\0\u{3}home_order_set\0\u{3}profile_updated\0\u{3}challenge_set\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1220,6 +1231,9 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.schemaVersion) }()
       case 7: try { try decoder.decodeSingularBytesField(value: &self.correlationID) }()
       case 8: try { try decoder.decodeSingularBytesField(value: &self.causationID) }()
+      case 9: try { try decoder.decodeSingularBytesField(value: &self.replica) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.stamp) }()
       case 15: try { try decoder.decodeSingularBytesField(value: &self.rawPayload) }()
       case 16: try {
         var v: Readinghistory_V1_BookAdded?
@@ -1658,6 +1672,15 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
     if !self.causationID.isEmpty {
       try visitor.visitSingularBytesField(value: self.causationID, fieldNumber: 8)
     }
+    if !self.replica.isEmpty {
+      try visitor.visitSingularBytesField(value: self.replica, fieldNumber: 9)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 10)
+    }
+    if self.stamp != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stamp, fieldNumber: 11)
+    }
     if !self.rawPayload.isEmpty {
       try visitor.visitSingularBytesField(value: self.rawPayload, fieldNumber: 15)
     }
@@ -1800,6 +1823,9 @@ nonisolated extension Readinghistory_V1_StoredEvent: SwiftProtobuf.Message, Swif
     if lhs.schemaVersion != rhs.schemaVersion {return false}
     if lhs.correlationID != rhs.correlationID {return false}
     if lhs.causationID != rhs.causationID {return false}
+    if lhs.replica != rhs.replica {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.stamp != rhs.stamp {return false}
     if lhs.rawPayload != rhs.rawPayload {return false}
     if lhs.payload != rhs.payload {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}

@@ -1,0 +1,324 @@
+import Foundation
+import LMDB
+import Projections
+import ReadingEvents
+
+/// A replica as its 16 UUID bytes.
+typealias ReplicaIDKey = IDKey<ReplicaTag>
+/// `sync.origins`: a replica and its sequence number (big-endian), so one replica's events are
+/// contiguous and in sequence order.
+typealias OriginKey = KeyPair<ReplicaIDKey, BigEndianUInt64>
+
+/// `sync.origins` values: the event's position and stamp, 8 bytes big-endian each, so
+/// `changes(since:)` orders candidates without decoding a record.
+enum OriginEntryCodec: LMDBValueCodec {
+    typealias Item = (position: UInt64, stamp: UInt64)
+    /// 16 bytes: position, then stamp.
+    static func encode(_ item: Item) -> [UInt8] { BigEndianUInt64.encode(item.position) + BigEndianUInt64.encode(item.stamp) }
+    /// Exactly 16 bytes.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {
+        guard bytes.count == 16 else {
+            throw LMDBError.undecodable(codec: "OriginEntryCodec", "expected 16 bytes, found \(bytes.count)")
+        }
+        return (try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: bytes[0..<8])),
+                try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: bytes[8..<16])))
+    }
+}
+
+/// The replication tables, written in the same transactions as the events they describe:
+/// - `sync.meta`: `replica` (this store's replica ID, 16 bytes, fixed at creation) and `clock`
+///   (the latest stamp held, 8 bytes big-endian: the hybrid logical clock);
+/// - `sync.vector`: every replica heard of, with the highest sequence up to which every event of
+///   it is held (the version vector; 0 while its first event is missing);
+/// - `sync.origins`: (replica, sequence) -> (position, stamp), one entry per stamped event.
+///
+/// `Sendable`: database handles only.
+struct SyncTables: Sendable {
+    static let names = ["sync.meta", "sync.vector", "sync.origins"]
+    let meta: LMDBDatabase<UTF8String, RawBytes>
+    let clock: LMDBDatabase<UTF8String, BigEndianUInt64>
+    let vector: LMDBDatabase<ReplicaIDKey, BigEndianUInt64>
+    let origins: LMDBDatabase<OriginKey, OriginEntryCodec>
+
+    init(log: EventLog) throws {
+        meta = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: RawBytes.self)
+        clock = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: BigEndianUInt64.self)
+        vector = try log.openDatabase(named: "sync.vector", keys: ReplicaIDKey.self, values: BigEndianUInt64.self)
+        origins = try log.openDatabase(named: "sync.origins", keys: OriginKey.self, values: OriginEntryCodec.self)
+    }
+}
+
+/// What ``ReadingStore/merge(_:)`` did.
+///
+/// `Sendable`: integers.
+public struct MergeResult: Hashable, Sendable, CustomStringConvertible {
+    /// Envelopes given.
+    public var received: Int
+    /// Events new to this store: appended and folded.
+    public var appended: Int
+    /// Events this store already held (or repeated in the batch): skipped.
+    public var alreadyHeld: Int
+    /// Books refolded because an event sorted before what they had folded (it arrived late).
+    public var refoldedBooks: Int
+
+    /// Creates a result.
+    public init(received: Int = 0, appended: Int = 0, alreadyHeld: Int = 0, refoldedBooks: Int = 0) {
+        self.received = received; self.appended = appended; self.alreadyHeld = alreadyHeld; self.refoldedBooks = refoldedBooks
+    }
+
+    /// "N received: A new, H already held, R books refolded".
+    public var description: String {
+        "\(received) received: \(appended) new, \(alreadyHeld) already held, \(refoldedBooks) books refolded"
+    }
+}
+
+/// A merge batch refused as a whole (nothing of it is written): one envelope is not a well-formed
+/// event of another replica. Conflicts with this store's state are never a reason: a remote event
+/// is a fact that happened elsewhere, and the views' conflict rules place it.
+///
+/// `Sendable`: values.
+public struct MergeRejection: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The envelope's index in the batch (0-based).
+    public let index: Int
+    /// Its event ID.
+    public let eventID: EventID
+    /// The field that breaks the rule ("origin", "sequence", "stream", "occurredAt", ...).
+    public let field: String
+    /// The rule broken.
+    public let rule: ValidationRule
+    /// What is wrong, in a sentence.
+    public let detail: String
+
+    /// Creates a rejection.
+    public init(index: Int, eventID: EventID, field: String, rule: ValidationRule, detail: String) {
+        self.index = index; self.eventID = eventID; self.field = field; self.rule = rule; self.detail = detail
+    }
+
+    /// "envelope N, event ID: field: detail [rule: r]".
+    public var description: String { "envelope \(index + 1), event \(eventID): \(field): \(detail) [rule: \(rule.rawValue)]" }
+}
+
+extension ReadingStore {
+    // MARK: Sync state
+
+    /// This store's sync state: per replica, the highest sequence up to which it holds every event
+    /// (replicas with a gap at their first event are left out).
+    public func versionVector() throws -> VersionVector {
+        try log.environment.read { txn in try versionVector(txn) }
+    }
+
+    func versionVector(_ txn: ReadTransaction) throws -> VersionVector {
+        var heads: [ReplicaID: UInt64] = [:]
+        try txn.forEach(sync.vector) { replica, head in
+            heads[replica] = head
+            return true
+        }
+        return VersionVector(heads)
+    }
+
+    /// The events this store holds that a peer with version vector `peer` may lack, in canonical
+    /// order: every stamped event whose sequence is above the peer's head for its replica (events
+    /// the peer holds beyond a gap of its own come again; ``merge(_:)`` skips them).
+    ///
+    /// Page through a large answer with `after`: pass the origin of the last event of the previous
+    /// page (with the same `peer`), until a page is empty.
+    ///
+    /// Events appended through the raw ``EventLog`` API carry no origin and never leave the store.
+    ///
+    /// - Parameters:
+    ///   - peer: the peer's ``versionVector()`` (empty for a new peer: everything).
+    ///   - after: only events after this origin in canonical order.
+    ///   - limit: at most this many events (1 or more).
+    public func changes(since peer: VersionVector, after: EventOrigin? = nil, limit: Int = 10_000) throws -> [EventEnvelope] {
+        guard limit > 0 else { throw EventStoreError.invalidArgument(field: "limit", detail: "\(limit) is not 1 or more") }
+        return try log.environment.read { txn in
+            // Candidates from the origins index alone (no record decoded): per replica, the events
+            // above the peer's head and after `after`, at most `limit` of them (a replica's
+            // sequence order is canonical, so no later one of it can make the page).
+            var candidates: [(origin: EventOrigin, position: UInt64)] = []
+            var replicas: [ReplicaID] = []
+            try txn.forEach(sync.vector) { replica, _ in replicas.append(replica); return true }
+            for replica in replicas {
+                var taken = 0
+                try txn.forEach(sync.origins, from: (replica, peer[replica] + 1), prefix: replica.bytes) { key, entry in
+                    let origin = EventOrigin(stamp: entry.stamp, replica: replica, sequence: key.1)
+                    if let after, origin <= after { return true }
+                    candidates.append((origin, entry.position))
+                    taken += 1
+                    return taken < limit
+                }
+            }
+            candidates.sort { $0.origin < $1.origin }
+            var envelopes: [EventEnvelope] = []
+            envelopes.reserveCapacity(min(limit, candidates.count))
+            for (origin, position) in candidates.prefix(limit) {
+                guard let record = try log.event(at: position, in: txn) else {
+                    throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it, but the log has no such position")
+                }
+                let envelope = try Self.envelope(of: record)
+                guard envelope.origin == origin else {
+                    throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it as \(origin), but it carries \(envelope.origin.map(String.init(describing:)) ?? "no origin")")
+                }
+                envelopes.append(envelope)
+            }
+            return envelopes
+        }
+    }
+
+    // MARK: Merge
+
+    /// Applies events of other replicas (a peer's ``changes(since:after:limit:)``, an export
+    /// file, the sync server's answer), in one all-or-nothing write transaction: events this
+    /// store does not hold are appended in canonical order and folded into the views; events it
+    /// holds are skipped. A well-formed event is never refused for conflicting with this store's
+    /// state: the views place it by canonical order and the conflict rules (see the Replication
+    /// article), refolding only the books it arrives late for.
+    ///
+    /// The batch may come in any order, repeat events, and leave gaps; the version vector moves
+    /// only over contiguous sequences.
+    ///
+    /// - Throws: ``MergeRejection`` for an envelope without an origin, one that breaks a value
+    ///   rule (``EventEnvelope/validate(pageCount:)`` without a page count), an event ID held (or
+    ///   repeated in the batch) with other content, or a replica's sequence number that already
+    ///   names another event; nothing is written.
+    @discardableResult
+    public func merge(_ envelopes: [EventEnvelope]) throws -> MergeResult {
+        let result = try log.environment.write { txn -> MergeResult in
+            try catchUpAll(txn)
+            return try merge(envelopes, txn)
+        }
+        if result.appended > 0 { log.notifyObservers() }
+        return result
+    }
+
+    /// ``merge(_:)`` inside `txn` (views caught up before).
+    func merge(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> MergeResult {
+        var result = MergeResult(received: envelopes.count)
+        var firstIndex: [EventID: Int] = [:]
+        var claimed: [EventOrigin: Int] = [:]
+        var fresh: [EventEnvelope] = []
+        for (index, envelope) in envelopes.enumerated() {
+            func reject(_ field: String, _ rule: ValidationRule, _ detail: String) -> MergeRejection {
+                MergeRejection(index: index, eventID: envelope.eventID, field: field, rule: rule, detail: detail)
+            }
+            guard let origin = envelope.origin else {
+                throw reject("origin", .empty, "an event of another replica carries the origin its replica gave it (replica, sequence, stamp)")
+            }
+            guard origin.replica != .provisional else {
+                throw reject("origin", .malformed, "replica \(origin.replica) is reserved for provisional origins, which never leave their store")
+            }
+            if let earlier = firstIndex[envelope.eventID] {
+                guard envelopes[earlier].recordsSameFact(as: envelope) else {
+                    throw reject("eventID", .inconsistent, "the same event ID comes earlier (envelope \(earlier + 1)) with other content")
+                }
+                result.alreadyHeld += 1
+                continue
+            }
+            firstIndex[envelope.eventID] = index
+            do { try envelope.validate() } catch {
+                throw reject(error.field, error.rule, error.detail)
+            }
+            if let record = try log.event(withID: envelope.eventID.uuid, in: txn) {
+                guard try Self.envelope(of: record).recordsSameFact(as: envelope) else {
+                    throw reject("eventID", .inconsistent, "the event ID is already held at position \(record.position) with other content or another origin")
+                }
+                result.alreadyHeld += 1
+                continue
+            }
+            let sequenceKey = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
+            if let entry = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
+                throw reject("sequence", .duplicateID, "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(entry.position))")
+            }
+            if let other = claimed.updateValue(index, forKey: sequenceKey) {
+                throw reject("sequence", .duplicateID, "replica \(origin.replica)'s sequence \(origin.sequence) also names envelope \(other + 1), another event")
+            }
+            fresh.append(envelope)
+        }
+        guard !fresh.isEmpty else { return result }
+        fresh.sort { $0.origin! < $1.origin! }
+        let parts = fresh.map { envelope in
+            StreamAppend(stream: envelope.stream.description, expectedVersion: .any,
+                         events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
+        }
+        let appended = try log.append(parts, in: txn)
+        var stored: [EventEnvelope] = []
+        stored.reserveCapacity(fresh.count)
+        for (envelope, entry) in zip(fresh, appended.entries) where entry.isNew {
+            var copy = envelope
+            copy.position = entry.position
+            copy.streamVersion = entry.streamVersion
+            stored.append(copy)
+        }
+        try noteOrigins(stored, txn)
+        result.appended = stored.count
+        result.refoldedBooks = try foldAppended(stored, txn)
+        return result
+    }
+
+    // MARK: Stamping
+
+    /// Gives new local events their origins: this replica, its next sequence numbers, and stamps
+    /// from the hybrid logical clock (`max(recordedAt, latest stamp held + 1)`), replacing any
+    /// origin they carried.
+    func stampLocal(_ envelopes: inout [EventEnvelope], _ txn: WriteTransaction) throws {
+        guard !envelopes.isEmpty else { return }
+        var clock = try txn.get(sync.clock, "clock") ?? 0
+        var sequence = try txn.get(sync.vector, replica) ?? 0
+        for index in envelopes.indices {
+            let wall = UInt64(max(0, envelopes[index].recordedAt.microseconds))
+            clock = max(wall, clock + 1)
+            sequence += 1
+            envelopes[index].origin = EventOrigin(stamp: clock, replica: replica, sequence: sequence)
+        }
+    }
+
+    /// Records the origins of just-appended events (with their positions): the origins index, the
+    /// clock, and each touched replica's head moved over every contiguous sequence now held.
+    func noteOrigins(_ stored: [EventEnvelope], _ txn: WriteTransaction) throws {
+        guard !stored.isEmpty else { return }
+        var clock = try txn.get(sync.clock, "clock") ?? 0
+        var touched: [ReplicaID: UInt64] = [:]
+        for envelope in stored {
+            guard let origin = envelope.origin else { continue }
+            try txn.put(sync.origins, (origin.replica, origin.sequence), (envelope.position, origin.stamp))
+            clock = max(clock, origin.stamp)
+            touched[origin.replica] = max(touched[origin.replica] ?? 0, origin.sequence)
+        }
+        try txn.put(sync.clock, "clock", clock)
+        for (replica, _) in touched {
+            var head = try txn.get(sync.vector, replica) ?? 0
+            while try txn.get(sync.origins, (replica, head + 1)) != nil { head += 1 }
+            try txn.put(sync.vector, replica, head)
+        }
+    }
+
+    // MARK: Format 1
+
+    /// Migrates a store of format 1 (no origins) inside `txn`: every record is rewritten with the
+    /// origin (stamp 0, this replica, sequence = its position), which keeps the old log order as
+    /// the canonical order, and the hash chain is recomputed; the origins index and the vector are
+    /// filled and the format record set to the current format.
+    static func migrateFormat1(log: EventLog, sync: SyncTables, replica: ReplicaID, _ txn: WriteTransaction) throws {
+        let last = try log.lastPosition(in: txn)
+        var head = EventRecord.zeroHash
+        var position: UInt64 = 0
+        while position < last {
+            let records = try log.events(from: position + 1, limit: EventLog.readChunkSize, in: txn)
+            guard !records.isEmpty else { break }
+            for record in records {
+                var envelope = try envelope(of: record)
+                envelope.origin = EventOrigin(stamp: 0, replica: replica, sequence: record.position)
+                let bytes = EventRecord.encode(
+                    position: record.position, streamVersion: record.streamVersion, eventID: record.eventID,
+                    stream: record.stream, payload: BinaryEventCodec.encode(envelope), prevHash: head)
+                try txn.putRaw(log.events, BigEndianUInt64.encode(record.position), bytes, flags: [])
+                head = EventRecord.hash(bytes)
+                try txn.put(sync.origins, (replica, record.position), (record.position, 0))
+            }
+            position = records.last!.position
+        }
+        if last > 0 { try txn.put(log.meta, EventLog.MetaKey.head, head) }
+        try txn.put(sync.vector, replica, last)
+        try txn.put(log.meta, EventLog.MetaKey.format, BigEndianUInt32.encode(EventLog.formatVersion))
+    }
+}
