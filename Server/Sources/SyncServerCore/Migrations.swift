@@ -51,6 +51,7 @@ public enum Migrations {
                 event_id    uuid NOT NULL,
                 replica     uuid,
                 sequence    bigint NOT NULL DEFAULT 0,
+                stamp       bigint NOT NULL DEFAULT 0,
                 occurred_at timestamptz NOT NULL,
                 type        text NOT NULL,
                 share_group text NOT NULL,

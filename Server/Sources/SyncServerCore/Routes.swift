@@ -151,7 +151,8 @@ public struct SyncRoutes: Sendable {
                                "the event belongs to reader \(envelope.reader), not to the token's reader")
             }
             incoming.append(SyncStore.IncomingEvent(
-                index: index, eventID: envelope.eventID.uuid, replica: nil, sequence: 0,
+                index: index, eventID: envelope.eventID.uuid, replica: envelope.origin?.replica.uuid,
+                sequence: Int64(clamping: envelope.origin?.sequence ?? 0), stamp: Int64(clamping: envelope.origin?.stamp ?? 0),
                 occurredAt: envelope.occurredAt.date, type: envelope.type.tag, group: ShareGroup.of(envelope.event),
                 record: ByteBuffer(bytes: bytes)))
         }

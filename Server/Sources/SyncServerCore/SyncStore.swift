@@ -144,10 +144,12 @@ public struct SyncStore: Sendable {
         public var index: Int
         /// The event ID.
         public var eventID: UUID
-        /// The replica that created it (nil until envelopes carry one).
+        /// The replica that created it (nil for a record without an origin).
         public var replica: UUID?
-        /// Its sequence number in that replica (0 until envelopes carry one).
+        /// Its sequence number in that replica (0 without an origin).
         public var sequence: Int64
+        /// Its hybrid-logical-clock creation stamp (0 without an origin).
+        public var stamp: Int64
         /// The instant of the action.
         public var occurredAt: Date
         /// The type tag.
@@ -204,12 +206,12 @@ public struct SyncStore: Sendable {
             let arrivals = (1...Int64(fresh.count)).map { last + $0 }
             let replicas = fresh.map { $0.replica?.uuidString.lowercased() ?? "" }
             try await connection.query("""
-                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, occurred_at, type, share_group, record)
-                SELECT \(reader), a, e, nullif(r, '')::uuid, s, o, t, g, b
+                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
+                SELECT \(reader), a, e, nullif(r, '')::uuid, s, h, o, t, g, b
                 FROM unnest(\(arrivals)::bigint[], \(fresh.map(\.eventID))::uuid[], \(replicas)::text[],
-                            \(fresh.map(\.sequence))::bigint[], \(fresh.map(\.occurredAt))::timestamptz[],
-                            \(fresh.map(\.type))::text[], \(fresh.map(\.group.rawValue))::text[],
-                            \(fresh.map(\.record))::bytea[]) AS u(a, e, r, s, o, t, g, b)
+                            \(fresh.map(\.sequence))::bigint[], \(fresh.map(\.stamp))::bigint[],
+                            \(fresh.map(\.occurredAt))::timestamptz[], \(fresh.map(\.type))::text[],
+                            \(fresh.map(\.group.rawValue))::text[], \(fresh.map(\.record))::bytea[]) AS u(a, e, r, s, h, o, t, g, b)
                 """, logger: logger)
             let newLast = last + Int64(fresh.count)
             try await connection.query(

@@ -90,6 +90,25 @@ struct ProtocolTests {
         #expect(pulled.count == 160)
     }
 
+    @Test func replicaSequenceAndStampOfEachOriginAreStored() async throws {
+        let fixture = try Fixture()
+        let reader = UUID()
+        let replica = ReplicaID(UUID())
+        let events = syntheticHistory(reader: reader, count: 30, seed: 17).enumerated().map { index, envelope in
+            var copy = envelope
+            copy.origin = EventOrigin(stamp: 1_000_000 + UInt64(index) * 7, replica: replica, sequence: UInt64(index + 1))
+            return copy
+        }
+        let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: reader)
+        #expect(try await phone.push(events).status == 200)
+        let rows = try fixture.cluster.psql(
+            "SELECT replica, sequence, stamp FROM events ORDER BY arrival", database: fixture.database)
+        let expected = events.map { "\($0.origin!.replica)|\($0.origin!.sequence)|\($0.origin!.stamp)" }
+        #expect(rows.split(separator: "\n").map(String.init) == expected)
+        let (pulled, _) = try await phone.pullAll()
+        #expect(pulled.map(\.envelope) == events)
+    }
+
     @Test func aBatchWithOneMalformedRecordStoresNothing() async throws {
         let fixture = try Fixture()
         let reader = UUID()
