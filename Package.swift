@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "DemoHistory", targets: ["DemoHistory"]),
         .library(name: "ReadingReport", targets: ["ReadingReport"]),
         .library(name: "ReadingImport", targets: ["ReadingImport"]),
+        // The sync server's client (Foundation's URLSession only); the server is the Server/ package.
+        .library(name: "ReadingSync", targets: ["ReadingSync"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
     dependencies: [
@@ -84,6 +86,11 @@ let package = Package(
         .target(
             name: "ReadingImport",
             dependencies: ["ReadingEvents", "CSQLite", .product(name: "SwiftCSV", package: "SwiftCSV")]
+        ),
+        // The client of the sync server (Server/): push changes, pull and merge, partners.
+        .target(
+            name: "ReadingSync",
+            dependencies: ["EventStoreLMDB", "ReadingEvents"]
         ),
         .executableTarget(
             name: "replay",

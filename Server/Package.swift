@@ -70,6 +70,8 @@ let package = Package(
             dependencies: [
                 "reading-sync-server",
                 .product(name: "DemoHistory", package: "ReadingHistory"),
+                .product(name: "EventStoreLMDB", package: "ReadingHistory"),
+                .product(name: "ReadingSync", package: "ReadingHistory"),
                 .product(name: "ReadingEvents", package: "ReadingHistory"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

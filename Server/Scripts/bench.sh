@@ -8,6 +8,7 @@ swift build -c release --package-path Server --product reading-sync-server
 swift build -c release --package-path Server --product sync-load
 bin=$(swift build -c release --package-path Server --show-bin-path)
 dir=$(mktemp -d)
+chmod 755 "$dir"   # the postgres user (PostgreSQL as root) must reach its cluster below
 server_pid=
 cleanup() {
     [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true

@@ -179,26 +179,26 @@ public struct SyncStore: Sendable {
         let unique = events.filter { seen.insert($0.eventID).inserted }
         let ids = unique.map(\.eventID)
         return try await transaction { connection in
-            // Event IDs are global: one used by another reader is refused (no unique index across
-            // readers can exist on a reader-partitioned table, so the check is a query).
-            let taken = try await connection.query("""
-                SELECT event_id FROM events WHERE event_id = ANY(\(ids)) AND reader_id <> \(reader) LIMIT 1
-                """, logger: logger)
-            for try await id in taken.decode(UUID.self) {
-                let index = unique.first { $0.eventID == id }?.index ?? 0
-                throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
-                               "event ID \(id.uuidString.lowercased()) belongs to another reader")
-            }
             // The reader's row lock orders its pushes: arrivals commit in increasing order, so a
             // cursor past arrival N never skips an event that commits later with a smaller number.
             var last: Int64 = 0
             for try await value in try await connection.query(
                 "SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE", logger: logger
             ).decode(Int64.self) { last = value }
+            // One look-up by event ID (indexed across readers) finds both the events this reader
+            // already stored and IDs that another reader uses: event IDs are global, and no unique
+            // index across readers can exist on a reader-partitioned table, so this is the check.
             var existing: Set<UUID> = []
-            for try await id in try await connection.query(
-                "SELECT event_id FROM events WHERE reader_id = \(reader) AND event_id = ANY(\(ids))", logger: logger
-            ).decode(UUID.self) { existing.insert(id) }
+            for try await (id, owner) in try await connection.query(
+                "SELECT event_id, reader_id FROM events WHERE event_id = ANY(\(ids))", logger: logger
+            ).decode((UUID, UUID).self) {
+                guard owner == reader else {
+                    let index = unique.first { $0.eventID == id }?.index ?? 0
+                    throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
+                                   "event ID \(id.lowercased) belongs to another reader")
+                }
+                existing.insert(id)
+            }
             let fresh = unique.filter { !existing.contains($0.eventID) }
             guard !fresh.isEmpty else {
                 return PushResult(stored: 0, duplicates: events.count, lastArrival: last)
@@ -214,12 +214,12 @@ public struct SyncStore: Sendable {
                             \(fresh.map(\.group.rawValue))::text[], \(fresh.map(\.record))::bytea[]) AS u(a, e, r, s, h, o, t, g, b)
                 """, logger: logger)
             let newLast = last + Int64(fresh.count)
-            try await connection.query(
-                "UPDATE readers SET last_arrival = \(newLast) WHERE reader_id = \(reader)", logger: logger)
+            // The notice is delivered at commit, to every server process that listens.
             let groups = Set(fresh.map(\.group.rawValue)).sorted().joined(separator: ",")
-            try await connection.query(
-                "SELECT pg_notify(\(Self.channel), \("e:" + reader.uuidString.lowercased() + ":" + groups))",
-                logger: logger)
+            try await connection.query("""
+                UPDATE readers SET last_arrival = \(newLast) WHERE reader_id = \(reader)
+                RETURNING pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":" + groups))
+                """, logger: logger)
             return PushResult(stored: fresh.count, duplicates: events.count - fresh.count, lastArrival: newLast)
         }
     }

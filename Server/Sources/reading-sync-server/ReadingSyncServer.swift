@@ -32,7 +32,21 @@ struct ReadingSyncServer: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default: $LOG_LEVEL or info).")
     var logLevel: String?
 
+    @Flag(name: .customLong("exit-when-stdin-closes"),
+          help: "Exit when standard input reaches its end (a parent that dies takes the server with it; for tests).")
+    var exitWhenStdinCloses = false
+
     func run() async throws {
+        if exitWhenStdinCloses {
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                while true {
+                    let count = read(0, &byte, 1)
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { Foundation.exit(0) }
+                }
+            }
+        }
         let environment = ProcessInfo.processInfo.environment
         guard let url = databaseURL ?? environment["DATABASE_URL"] else {
             throw ValidationError("--database-url or DATABASE_URL is required")

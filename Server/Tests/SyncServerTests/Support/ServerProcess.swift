@@ -19,11 +19,14 @@ final class ServerProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--database-url", databaseURL, "--port", "0", "--log-level", "warning"] + arguments
+        process.arguments = ["--database-url", databaseURL, "--port", "0", "--log-level", "warning",
+                             "--exit-when-stdin-closes"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: logFile)
-        process.standardInput = FileHandle.nullDevice
+        // A pipe the server watches: when this test process dies, the pipe closes and the server exits.
+        let input = Pipe()
+        process.standardInput = input
         try process.run()
         // Read stdout on a thread until the line appears (or EOF: the server exited).
         let descriptor = output.fileHandleForReading.fileDescriptor
@@ -53,10 +56,14 @@ final class ServerProcess: @unchecked Sendable {
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             throw CommandError(command: ["reading-sync-server"], status: process.terminationStatus, output: log)
         }
-        return ServerProcess(process: process, port: port, logFile: logFile)
+        return ServerProcess(process: process, port: port, logFile: logFile, input: input)
     }
 
-    private init(process: Process, port: Int, logFile: URL) {
+    /// Held open for the server's life (its end of file tells the server to exit).
+    private let input: Pipe
+
+    private init(process: Process, port: Int, logFile: URL, input: Pipe) {
+        self.input = input
         self.process = process
         self.port = port
         self.logFile = logFile
