@@ -178,50 +178,56 @@ public struct SyncStore: Sendable {
         var seen: Set<UUID> = []
         let unique = events.filter { seen.insert($0.eventID).inserted }
         let ids = unique.map(\.eventID)
-        return try await transaction { connection in
-            // The reader's row lock orders its pushes: arrivals commit in increasing order, so a
-            // cursor past arrival N never skips an event that commits later with a smaller number.
-            var last: Int64 = 0
-            for try await value in try await connection.query(
-                "SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE", logger: logger
-            ).decode(Int64.self) { last = value }
-            // One look-up by event ID (indexed across readers) finds both the events this reader
-            // already stored and IDs that another reader uses: event IDs are global, and no unique
-            // index across readers can exist on a reader-partitioned table, so this is the check.
-            var existing: Set<UUID> = []
-            for try await (id, owner) in try await connection.query(
-                "SELECT event_id, reader_id FROM events WHERE event_id = ANY(\(ids))", logger: logger
-            ).decode((UUID, UUID).self) {
-                guard owner == reader else {
-                    let index = unique.first { $0.eventID == id }?.index ?? 0
-                    throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
-                                   "event ID \(id.lowercased) belongs to another reader")
-                }
-                existing.insert(id)
-            }
-            let fresh = unique.filter { !existing.contains($0.eventID) }
-            guard !fresh.isEmpty else {
-                return PushResult(stored: 0, duplicates: events.count, lastArrival: last)
-            }
-            let arrivals = (1...Int64(fresh.count)).map { last + $0 }
-            let replicas = fresh.map { $0.replica?.uuidString.lowercased() ?? "" }
-            try await connection.query("""
+        // One statement (one round trip, atomic on its own). The reader's row lock orders its
+        // pushes: arrivals commit in increasing order, so a cursor past arrival N never skips an
+        // event that commits later with a smaller number. The look-up by event ID (indexed across
+        // readers) finds both events this reader already stored and IDs another reader uses (event
+        // IDs are global, and no unique index across readers can exist on a reader-partitioned
+        // table); an ID of another reader stores nothing. ON CONFLICT covers a concurrent push of
+        // the same events that committed after this statement's snapshot. The notice is sent at
+        // commit, to every server process that listens.
+        let replicas = unique.map { $0.replica?.lowercased ?? "" }
+        let rows = try await client.query("""
+            WITH locked AS (
+                SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
+            ), incoming AS (
+                SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
+                                     \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
+                                     \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
+                                     \(unique.map(\.record))::bytea[]) WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, n)
+            ), known AS (
+                SELECT event_id, reader_id FROM events WHERE event_id = ANY(\(ids)::uuid[])
+            ), foreign_id AS (
+                SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
+            ), fresh AS (
+                SELECT i.*, row_number() OVER (ORDER BY i.n) AS k FROM incoming i
+                WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e) AND NOT EXISTS (SELECT 1 FROM foreign_id)
+            ), inserted AS (
                 INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
-                SELECT \(reader), a, e, nullif(r, '')::uuid, s, h, o, t, g, b
-                FROM unnest(\(arrivals)::bigint[], \(fresh.map(\.eventID))::uuid[], \(replicas)::text[],
-                            \(fresh.map(\.sequence))::bigint[], \(fresh.map(\.stamp))::bigint[],
-                            \(fresh.map(\.occurredAt))::timestamptz[], \(fresh.map(\.type))::text[],
-                            \(fresh.map(\.group.rawValue))::text[], \(fresh.map(\.record))::bytea[]) AS u(a, e, r, s, h, o, t, g, b)
-                """, logger: logger)
-            let newLast = last + Int64(fresh.count)
-            // The notice is delivered at commit, to every server process that listens.
-            let groups = Set(fresh.map(\.group.rawValue)).sorted().joined(separator: ",")
-            try await connection.query("""
-                UPDATE readers SET last_arrival = \(newLast) WHERE reader_id = \(reader)
-                RETURNING pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":" + groups))
-                """, logger: logger)
-            return PushResult(stored: fresh.count, duplicates: events.count - fresh.count, lastArrival: newLast)
+                SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b FROM fresh
+                ON CONFLICT (reader_id, event_id) DO NOTHING
+                RETURNING arrival, share_group
+            ), bumped AS (
+                UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
+                WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
+                RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
+                    || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
+            )
+            SELECT (SELECT count(*) FROM inserted)::bigint,
+                   coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
+                            (SELECT last_arrival FROM locked), 0)::bigint,
+                   (SELECT event_id FROM foreign_id)
+            """, logger: logger)
+        var result = PushResult(stored: 0, duplicates: events.count, lastArrival: 0)
+        for try await (stored, last, foreign) in rows.decode((Int64, Int64, UUID?).self) {
+            if let foreign {
+                let index = unique.first { $0.eventID == foreign }?.index ?? 0
+                throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
+                               "event ID \(foreign.lowercased) belongs to another reader")
+            }
+            result = PushResult(stored: Int(stored), duplicates: events.count - Int(stored), lastArrival: last)
         }
+        return result
     }
 
     /// One pulled event.
@@ -267,35 +273,40 @@ public struct SyncStore: Sendable {
 
     /// What `reader`'s device lacks after `cursor`: its own events and what partners share, up to `limit`.
     public func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
+        // One statement: the sources (the reader, then its partners with the groups each shares),
+        // and for each at most `limit` events after its cursor position; the first `limit` rows
+        // in (own first, partners by ID, arrival) order make the page.
+        let positions = cursor.positions.sorted { $0.key.uuidString < $1.key.uuidString }
+        let defaults = ShareSettings().groups.map(\.rawValue)
+        let rows = try await client.query("""
+            WITH after AS (
+                SELECT * FROM unnest(\(positions.map(\.key))::uuid[], \(positions.map(\.value))::bigint[]) AS c(reader_id, arrival)
+            ), sources AS (
+                SELECT \(reader)::uuid AS reader_id, NULL::text[] AS groups, 0 AS rank
+                UNION ALL
+                SELECT p.partner_id, coalesce(s.groups, \(defaults)::text[]), 1
+                FROM partnerships p LEFT JOIN share_settings s ON s.reader_id = p.partner_id
+                WHERE p.reader_id = \(reader)
+            )
+            SELECT src.reader_id, e.arrival, e.event_id, e.record
+            FROM sources src CROSS JOIN LATERAL (
+                SELECT arrival, event_id, record FROM events e
+                WHERE e.reader_id = src.reader_id
+                  AND e.arrival > coalesce((SELECT arrival FROM after WHERE after.reader_id = src.reader_id), 0)
+                  AND (src.groups IS NULL OR e.share_group = ANY(src.groups))
+                ORDER BY e.arrival LIMIT \(limit + 1)
+            ) e
+            ORDER BY src.rank, src.reader_id, e.arrival
+            LIMIT \(limit + 1)
+            """, logger: logger)
         var cursor = cursor
         var events: [PulledEvent] = []
         var more = false
-        for (source, groups) in try await sources(of: reader) {
-            let remaining = limit - events.count
-            if remaining <= 0 { more = true; break }
-            if let groups, groups.isEmpty { continue }
-            let after = cursor.positions[source] ?? 0
-            let rows: PostgresRowSequence
-            if let groups {
-                rows = try await client.query("""
-                    SELECT arrival, event_id, record FROM events
-                    WHERE reader_id = \(source) AND arrival > \(after) AND share_group = ANY(\(groups))
-                    ORDER BY arrival LIMIT \(remaining)
-                    """, logger: logger)
-            } else {
-                rows = try await client.query("""
-                    SELECT arrival, event_id, record FROM events
-                    WHERE reader_id = \(source) AND arrival > \(after) ORDER BY arrival LIMIT \(remaining)
-                    """, logger: logger)
-            }
-            var count = 0
-            for try await (arrival, id, record) in rows.decode((Int64, UUID, ByteBuffer).self) {
-                events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
-                                          record: Data(record.readableBytesView).base64EncodedString()))
-                cursor.positions[source] = arrival
-                count += 1
-            }
-            if count == remaining { more = true; break }
+        for try await (source, arrival, id, record) in rows.decode((UUID, Int64, UUID, ByteBuffer).self) {
+            if events.count == limit { more = true; continue }
+            events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
+                                      record: Data(record.readableBytesView).base64EncodedString()))
+            cursor.positions[source] = arrival
         }
         return PullPage(events: events, next: cursor.encoded, more: more)
     }
