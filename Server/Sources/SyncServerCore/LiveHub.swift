@@ -48,7 +48,8 @@ public actor LiveHub {
         return map
     }
 
-    /// Handles one NOTIFY payload of ``SyncStore/channel``.
+    /// Handles one NOTIFY payload of ``SyncStore/channel`` (`e:` new events, `p:` partners or
+    /// settings changed, `r:<reader>:<device>` a device revoked).
     func handle(payload: String) async {
         let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2 else { return }
@@ -60,6 +61,8 @@ public actor LiveHub {
         case "p":
             let readers = Set(parts[1].split(separator: ",").compactMap { UUID(uuidString: String($0)) })
             await partnersChanged(readers)
+        case "r":
+            if parts.count > 2, let device = UUID(uuidString: String(parts[2])) { store.tokens.remove(device: device) }
         default:
             return
         }
@@ -86,6 +89,7 @@ public actor LiveHub {
 
     /// Tells every subscriber to pull (after the listener reconnected and may have missed notifications).
     func resyncAll() {
+        store.tokens.removeAll()
         for subscriber in subscribers.values { subscriber.continuation.yield(Self.changed(nil)) }
     }
 
@@ -155,6 +159,8 @@ public struct LiveListener: Service {
                     }
                 }
             } catch {
+                // Revocations may be missed until the listener is back: trust no cached token.
+                store.tokens.removeAll()
                 if Task.isCancelled { return }
                 logger.warning("live listener lost its connection, retrying: \(String(reflecting: error))")
             }

@@ -18,6 +18,9 @@ public struct SyncStore: Sendable {
     /// settings of these readers changed).
     public static let channel = "reading_sync"
 
+    /// Devices recently authenticated by this process (see ``TokenCache``).
+    public let tokens = TokenCache()
+
     /// Creates a store over a running client.
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -91,11 +94,16 @@ public struct SyncStore: Sendable {
     /// The device a bearer token names, if the token is well formed, known and not revoked.
     public func authenticate(token: String) async throws -> Device? {
         guard let (reader, hash) = Tokens.parse(token) else { return nil }
+        if let device = tokens.device(reader: reader, hash: hash) { return device }
         let rows = try await client.query("""
             SELECT device_id FROM devices
             WHERE reader_id = \(reader) AND token_hash = \(ByteBuffer(bytes: hash)) AND revoked_at IS NULL
             """, logger: logger)
-        for try await id in rows.decode(UUID.self) { return Device(reader: reader, device: id) }
+        for try await id in rows.decode(UUID.self) {
+            let device = Device(reader: reader, device: id)
+            tokens.insert(device, hash: hash)
+            return device
+        }
         return nil
     }
 
@@ -127,10 +135,13 @@ public struct SyncStore: Sendable {
 
     /// Revokes a device of `reader`; false when the reader has no such device.
     public func revoke(device: UUID, of reader: UUID) async throws -> Bool {
+        // Every server process drops the device from its token cache on the notice (this one at once).
         let rows = try await client.query("""
             UPDATE devices SET revoked_at = coalesce(revoked_at, now())
-            WHERE reader_id = \(reader) AND device_id = \(device) RETURNING device_id
+            WHERE reader_id = \(reader) AND device_id = \(device)
+            RETURNING device_id, pg_notify(\(Self.channel), \("r:" + reader.lowercased + ":" + device.lowercased))::text
             """, logger: logger).collect()
+        tokens.remove(device: device)
         return !rows.isEmpty
     }
 
@@ -421,6 +432,47 @@ public struct SyncStore: Sendable {
     private func notifyPartners(_ connection: PostgresConnection, _ readers: [UUID]) async throws {
         let payload = readers.map { $0.uuidString.lowercased() }.joined(separator: ",")
         try await connection.query("SELECT pg_notify(\(Self.channel), \("p:" + payload))", logger: logger)
+    }
+}
+
+/// The devices this process authenticated in the last few seconds, by reader and token hash, so
+/// that a device's requests do not each look its token up in PostgreSQL. A revocation reaches
+/// every process through the NOTIFY channel (``LiveHub`` drops the device), the whole cache is
+/// dropped when the listening connection was lost (notices may have been missed), and an entry
+/// lives at most ``lifetime`` (the bound for a revocation that races a look-up).
+///
+/// `@unchecked Sendable`: the dictionary is only touched under `lock`.
+public final class TokenCache: @unchecked Sendable {
+    private struct Key: Hashable { let reader: UUID; let hash: [UInt8] }
+    private let lock = NSLock()
+    private var entries: [Key: (device: SyncStore.Device, expires: ContinuousClock.Instant)] = [:]
+    /// How long an entry is trusted.
+    public let lifetime: Duration = .seconds(10)
+
+    func device(reader: UUID, hash: [UInt8]) -> SyncStore.Device? {
+        lock.withLock {
+            guard let entry = entries[Key(reader: reader, hash: hash)] else { return nil }
+            guard entry.expires > .now else {
+                entries[Key(reader: reader, hash: hash)] = nil
+                return nil
+            }
+            return entry.device
+        }
+    }
+
+    func insert(_ device: SyncStore.Device, hash: [UInt8]) {
+        lock.withLock {
+            if entries.count > 100_000 { entries.removeAll() }
+            entries[Key(reader: device.reader, hash: hash)] = (device, .now + lifetime)
+        }
+    }
+
+    func remove(device: UUID) {
+        lock.withLock { entries = entries.filter { $0.value.device.device != device } }
+    }
+
+    func removeAll() {
+        lock.withLock { entries.removeAll() }
     }
 }
 

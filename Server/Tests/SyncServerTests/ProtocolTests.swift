@@ -192,6 +192,31 @@ struct ProtocolTests {
         #expect(try fixture.storedEventCount() == aliceCount)
     }
 
+    @Test func aRevokedTokenIsRefusedByEveryServerProcess() async throws {
+        let fixture = try Fixture()
+        let second = try ServerProcess.start(databaseURL: fixture.cluster.url(database: fixture.database))
+        defer { second.stop() }
+        let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: UUID())
+        let tablet = try await phone.registerAnother()
+        var tabletOnSecond = tablet
+        tabletOnSecond.baseURL = second.baseURL
+        // The second process has authenticated (and may cache) the tablet's token.
+        #expect(try await tabletOnSecond.send(.GET, "/v1/events").status == 200)
+        #expect(try await tabletOnSecond.send(.GET, "/v1/events").status == 200)
+        let devices = try await phone.send(.GET, "/v1/devices").json["devices"] as? [[String: Any]] ?? []
+        let tabletID = try #require(devices.last?["device"] as? String)
+        #expect(try await phone.send(.DELETE, "/v1/devices/\(tabletID)").status == 204)
+        // The revocation reaches the second process through NOTIFY: refused within a few seconds
+        // (well inside the cache's 10 s lifetime, so the notice, not the expiry, does it).
+        var status = 200
+        for _ in 0..<40 where status == 200 {
+            status = try await tabletOnSecond.send(.GET, "/v1/events").status
+            if status == 200 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(status == 401)
+        #expect(try await tablet.send(.GET, "/v1/events").status == 401)
+    }
+
     @Test func pushingAnotherReadersEventsIsForbiddenAndStoresNothing() async throws {
         let fixture = try Fixture()
         let histories = demoHistories(readers: 2, days: 15, seed: 16)
