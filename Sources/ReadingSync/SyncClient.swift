@@ -231,6 +231,18 @@ public final class SyncClient: Sendable {
         _ = try await send("DELETE", "/v1/partners/\(partner)", body: nil)
     }
 
+    /// What this reader's partners see (applies to their next pulls): each group (`profile`,
+    /// `progress`, `goals`, `finishes`, `ratings`, `sentences`, `memos`) shared or not; a group left
+    /// out is not shared. Memos are shared only when chosen here.
+    public func setShareSettings(_ groups: [String: Bool]) async throws {
+        let all = ["profile", "progress", "goals", "finishes", "ratings", "sentences", "memos"]
+        if let unknown = groups.keys.first(where: { !all.contains($0) }) {
+            throw SyncError(status: 0, code: "share_group", field: unknown, message: "share groups are \(all.joined(separator: ", "))")
+        }
+        let body = try JSONSerialization.data(withJSONObject: Dictionary(uniqueKeysWithValues: all.map { ($0, groups[$0] ?? false) }))
+        _ = try await send("PUT", "/v1/share-settings", body: body)
+    }
+
     // MARK: Internals
 
     /// The state key of this server and reader.

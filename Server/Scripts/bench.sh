@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The sync load benchmark in one command: a throwaway PostgreSQL, the server (release), sync-load
+# (release) with 1,000 devices for 20 s beside PostgreSQL's own insert rate, then everything stopped.
+#   Server/Scripts/bench.sh [sync-load flags...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+swift build -c release --package-path Server --product reading-sync-server
+swift build -c release --package-path Server --product sync-load
+bin=$(swift build -c release --package-path Server --show-bin-path)
+dir=$(mktemp -d)
+chmod 755 "$dir"   # the postgres user (PostgreSQL as root) must reach its cluster below
+server_pid=
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+    Server/Scripts/local-postgres.sh stop "$dir/pg"
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+eval "$(Server/Scripts/local-postgres.sh start "$dir/pg")"
+export DATABASE_URL
+"$bin/reading-sync-server" --port 0 --log-level warning > "$dir/server.out" 2> "$dir/server.err" &
+server_pid=$!
+for _ in $(seq 1 600); do grep -q "listening on" "$dir/server.out" 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$dir/server.out")
+[ -n "$port" ] || { cat "$dir/server.err"; exit 1; }
+ulimit -n 65536 2>/dev/null || true
+"$bin/sync-load" --server "http://127.0.0.1:$port" --database-url "$DATABASE_URL" "$@"

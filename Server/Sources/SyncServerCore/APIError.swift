@@ -1,0 +1,58 @@
+import Foundation
+import Hummingbird
+
+/// A refused request: an HTTP status, a stable machine-readable code, the field at fault (when
+/// there is one) and a sentence naming the rule. Rendered as
+/// `{"error": code, "field": field, "message": message}`.
+///
+/// `Sendable`: a value type of strings and a status.
+public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
+    /// The response status.
+    public let status: HTTPResponse.Status
+    /// A stable code, e.g. `malformed_record`, `forbidden_reader`.
+    public let code: String
+    /// The request field at fault, e.g. `events[3].record.data.position`.
+    public let field: String?
+    /// A sentence for people.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ status: HTTPResponse.Status, _ code: String, field: String? = nil, _ message: String) {
+        self.status = status
+        self.code = code
+        self.field = field
+        self.message = message
+    }
+
+    /// `"<code> <field>: <message>"`.
+    public var description: String { "\(code)\(field.map { " \($0)" } ?? ""): \(message)" }
+
+    /// The JSON body of the error.
+    public struct Body: Codable, Sendable {
+        /// ``APIError/code``.
+        public var error: String
+        /// ``APIError/field``.
+        public var field: String?
+        /// ``APIError/message``.
+        public var message: String
+    }
+
+    /// The response: the status and the JSON body.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let data = try JSONEncoder().encode(Body(error: code, field: field, message: message))
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func unauthorized(_ message: String) -> APIError {
+        APIError(.unauthorized, "unauthorized", field: "Authorization", message)
+    }
+
+    static func badRequest(_ code: String, field: String?, _ message: String) -> APIError {
+        APIError(.badRequest, code, field: field, message)
+    }
+
+    static let notFound = APIError(.notFound, "not_found", "no such resource for this reader")
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The live stream's fan-out in one server process: devices subscribed by server-sent events, and
+/// for each the readers whose new events concern it (its own reader, and partners for the groups
+/// they share). Fed by ``LiveListener`` from PostgreSQL's NOTIFY, so a push through any server
+/// process reaches subscribers of every process.
+///
+/// `Sendable`: an actor.
+public actor LiveHub {
+    private struct Subscriber {
+        let reader: UUID
+        /// Source reader → the groups it shares with this subscriber (nil: everything, own reader).
+        var sources: [UUID: Set<String>?]
+        let continuation: AsyncStream<String>.Continuation
+    }
+
+    private var subscribers: [UUID: Subscriber] = [:]
+    private let store: SyncStore
+
+    /// Creates a hub reading partner sources from `store`.
+    public init(store: SyncStore) { self.store = store }
+
+    /// Subscribes a device of `reader`; the stream yields server-sent-event frames and ends when
+    /// the server shuts down. Call ``unsubscribe(_:)`` with the returned ID when the client leaves.
+    public func subscribe(reader: UUID) async throws -> (UUID, AsyncStream<String>) {
+        let sources = try await sourceMap(reader)
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        subscribers[id] = Subscriber(reader: reader, sources: sources, continuation: continuation)
+        continuation.yield("event: ready\ndata: {}\n\n")
+        return (id, stream)
+    }
+
+    /// Removes a subscriber.
+    public func unsubscribe(_ id: UUID) {
+        subscribers.removeValue(forKey: id)?.continuation.finish()
+    }
+
+    /// The number of open streams.
+    public var count: Int { subscribers.count }
+
+    private func sourceMap(_ reader: UUID) async throws -> [UUID: Set<String>?] {
+        var map: [UUID: Set<String>?] = [:]
+        for (source, groups) in try await store.sources(of: reader) { map[source] = groups.map(Set.init) }
+        return map
+    }
+
+    /// Handles one NOTIFY payload of ``SyncStore/channel`` (`e:` new events, `p:` partners or
+    /// settings changed, `r:<reader>:<device>` a device revoked).
+    func handle(payload: String) async {
+        let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2 else { return }
+        switch parts[0] {
+        case "e":
+            guard let reader = UUID(uuidString: String(parts[1])) else { return }
+            let groups = Set((parts.count > 2 ? parts[2] : "").split(separator: ",").map(String.init))
+            eventsArrived(reader: reader, groups: groups)
+        case "p":
+            let readers = Set(parts[1].split(separator: ",").compactMap { UUID(uuidString: String($0)) })
+            await partnersChanged(readers)
+        case "r":
+            if parts.count > 2, let device = UUID(uuidString: String(parts[2])) { store.tokens.remove(device: device) }
+        default:
+            return
+        }
+    }
+
+    private func eventsArrived(reader: UUID, groups: Set<String>) {
+        for subscriber in subscribers.values {
+            guard let entry = subscriber.sources[reader] else { continue }
+            if let shared = entry, shared.isDisjoint(with: groups) { continue }
+            subscriber.continuation.yield(Self.changed(reader))
+        }
+    }
+
+    private func partnersChanged(_ readers: Set<UUID>) async {
+        let affected = subscribers.filter { id, subscriber in
+            readers.contains(subscriber.reader) || subscriber.sources.keys.contains(where: readers.contains)
+        }
+        for (id, subscriber) in affected {
+            guard let sources = try? await sourceMap(subscriber.reader) else { continue }
+            subscribers[id]?.sources = sources
+            subscriber.continuation.yield(Self.changed(nil))
+        }
+    }
+
+    /// Tells every subscriber to pull (after the listener reconnected and may have missed notifications).
+    func resyncAll() {
+        store.tokens.removeAll()
+        for subscriber in subscribers.values { subscriber.continuation.yield(Self.changed(nil)) }
+    }
+
+    /// A comment frame that keeps idle connections open and detects departed clients.
+    func keepalive() {
+        for subscriber in subscribers.values { subscriber.continuation.yield(": keepalive\n\n") }
+    }
+
+    /// Ends every stream (server shutdown).
+    func finishAll() {
+        for subscriber in subscribers.values { subscriber.continuation.finish() }
+        subscribers.removeAll()
+    }
+
+    static func changed(_ reader: UUID?) -> String {
+        "event: changed\ndata: {\"reader\":\(reader.map { "\"\($0.uuidString.lowercased())\"" } ?? "null")}\n\n"
+    }
+}
+
+/// Keeps one connection LISTENing on ``SyncStore/channel`` and feeds ``LiveHub``; reconnects
+/// after PostgreSQL restarts (then tells every subscriber to pull, since notifications sent
+/// meanwhile are lost), and sends keepalives.
+///
+/// `Sendable`: holds Sendable values.
+public struct LiveListener: Service {
+    let store: SyncStore
+    let hub: LiveHub
+    let logger: Logger
+
+    /// Creates the listener.
+    public init(store: SyncStore, hub: LiveHub, logger: Logger) {
+        self.store = store
+        self.hub = hub
+        self.logger = logger
+    }
+
+    /// Listens until graceful shutdown, then ends every stream.
+    public func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await cancelWhenGracefulShutdown { await listen() }
+            }
+            group.addTask {
+                try? await cancelWhenGracefulShutdown {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(15))
+                        await hub.keepalive()
+                    }
+                }
+            }
+            await group.waitForAll()
+        }
+        await hub.finishAll()
+    }
+
+    private func listen() async {
+        var connectedBefore = false
+        while !Task.isCancelled {
+            do {
+                try await store.client.withConnection { connection in
+                    try await connection.listen(on: SyncStore.channel) { notifications in
+                        if connectedBefore { await hub.resyncAll() }
+                        connectedBefore = true
+                        for try await notification in notifications {
+                            await hub.handle(payload: notification.payload)
+                        }
+                    }
+                }
+            } catch {
+                // Revocations may be missed until the listener is back: trust no cached token.
+                store.tokens.removeAll()
+                if Task.isCancelled { return }
+                logger.warning("live listener lost its connection, retrying: \(String(reflecting: error))")
+            }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+}

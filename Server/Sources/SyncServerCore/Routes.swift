@@ -1,0 +1,272 @@
+import Foundation
+import Hummingbird
+import Logging
+import ReadingEvents
+
+/// The HTTP protocol of the sync server (see `openapi.yaml`): JSON over HTTP, bearer tokens, every
+/// request scoped to the token's reader.
+///
+/// `Sendable`: holds Sendable values.
+public struct SyncRoutes: Sendable {
+    let store: SyncStore
+    let hub: LiveHub
+    let limits: ServerLimits
+    let logger: Logger
+
+    /// Creates the routes.
+    public init(store: SyncStore, hub: LiveHub, limits: ServerLimits, logger: Logger) {
+        self.store = store
+        self.hub = hub
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Adds every route to `router`.
+    public func add(to router: Router<BasicRequestContext>) {
+        router.add(middleware: ErrorMapping(logger: logger))
+        router.get("/openapi.yaml") { _, _ in
+            guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+                  let data = try? Data(contentsOf: url) else { throw APIError.notFound }
+            return Response(status: .ok, headers: [.contentType: "application/yaml"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        router.get("/health") { _, _ in
+            try await store.client.query("SELECT 1", logger: logger)
+            return try json(["status": "ok"])
+        }
+        router.post("/v1/devices") { request, _ in try await register(request) }
+        router.get("/v1/devices") { request, _ in
+            let device = try await authenticate(request)
+            return try json(DeviceList(devices: try await store.devices(of: device.reader)))
+        }
+        router.delete("/v1/devices/{id}") { request, context in
+            let device = try await authenticate(request)
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+                  try await store.revoke(device: id, of: device.reader) else { throw APIError.notFound }
+            return Response(status: .noContent)
+        }
+        router.post("/v1/events") { request, _ in try await push(request) }
+        router.get("/v1/events") { request, _ in try await pull(request) }
+        router.get("/v1/stream") { request, _ in try await stream(request) }
+        router.post("/v1/invites") { request, _ in
+            let device = try await authenticate(request)
+            let body = try await decode(InviteRequest.self, request)
+            let seconds = body.expiresInSeconds ?? 86_400
+            guard (1...604_800).contains(seconds) else {
+                throw APIError.badRequest("invalid_field", field: "expiresInSeconds", "must be 1 ... 604800 seconds")
+            }
+            return try json(try await store.createInvite(reader: device.reader, seconds: seconds), status: .created)
+        }
+        router.post("/v1/invites/accept") { request, _ in
+            let device = try await authenticate(request)
+            let body = try await decode(AcceptRequest.self, request)
+            let partner = try await store.acceptInvite(code: body.code, reader: device.reader)
+            return try json(["partner": partner.uuidString.lowercased()])
+        }
+        router.get("/v1/partners") { request, _ in
+            let device = try await authenticate(request)
+            return try json(PartnerList(partners: try await store.partners(of: device.reader)))
+        }
+        router.delete("/v1/partners/{reader}") { request, context in
+            let device = try await authenticate(request)
+            guard let partner = context.parameters.get("reader").flatMap(UUID.init(uuidString:)),
+                  try await store.endPartnership(reader: device.reader, partner: partner) else { throw APIError.notFound }
+            return Response(status: .noContent)
+        }
+        router.get("/v1/share-settings") { request, _ in
+            let device = try await authenticate(request)
+            return try json(try await store.shareSettings(of: device.reader))
+        }
+        router.put("/v1/share-settings") { request, _ in
+            let device = try await authenticate(request)
+            let settings = try await decode(ShareSettings.self, request)
+            try await store.setShareSettings(settings, of: device.reader)
+            return try json(settings)
+        }
+    }
+
+    // MARK: Bodies
+
+    struct RegisterRequest: Codable { var reader: UUID?; var name: String }
+    struct PushRequest: Codable { var events: [PushedEvent] }
+    struct PushedEvent: Codable { var record: String }
+    struct InviteRequest: Codable { var expiresInSeconds: Int? }
+    struct AcceptRequest: Codable { var code: String }
+    struct DeviceList: Codable { var devices: [SyncStore.DeviceInfo] }
+    struct PartnerList: Codable { var partners: [SyncStore.Partner] }
+
+    // MARK: Handlers
+
+    func authenticate(_ request: Request) async throws -> SyncStore.Device {
+        guard let header = request.headers[.authorization] else {
+            throw APIError.unauthorized("a bearer token is required")
+        }
+        guard header.hasPrefix("Bearer "), let device = try await store.authenticate(token: String(header.dropFirst(7))) else {
+            throw APIError.unauthorized("the token is unknown, malformed or revoked")
+        }
+        return device
+    }
+
+    func register(_ request: Request) async throws -> Response {
+        let body = try await decode(RegisterRequest.self, request)
+        guard (1...100).contains(body.name.count) else {
+            throw APIError.badRequest("invalid_field", field: "name", "must be 1 ... 100 characters")
+        }
+        if request.headers[.authorization] != nil {
+            let device = try await authenticate(request)
+            if let reader = body.reader, reader != device.reader {
+                throw APIError(.forbidden, "forbidden_reader", field: "reader",
+                               "a token registers devices of its own reader only")
+            }
+            return try json(try await store.registerDevice(for: device, name: body.name), status: .created)
+        }
+        guard let reader = body.reader else {
+            throw APIError.badRequest("missing_field", field: "reader", "the first device of a reader names the reader's UUID")
+        }
+        return try json(try await store.registerFirstDevice(reader: reader, name: body.name), status: .created)
+    }
+
+    func push(_ request: Request) async throws -> Response {
+        let device = try await authenticate(request)
+        let body = try await decode(PushRequest.self, request)
+        guard body.events.count <= limits.maxBatchEvents else {
+            throw APIError(.contentTooLarge, "batch_too_large", field: "events",
+                           "a batch holds at most \(limits.maxBatchEvents) events (got \(body.events.count))")
+        }
+        var incoming: [SyncStore.IncomingEvent] = []
+        incoming.reserveCapacity(body.events.count)
+        for (index, pushed) in body.events.enumerated() {
+            let field = "events[\(index)].record"
+            guard let bytes = Data(base64Encoded: pushed.record) else {
+                throw APIError.badRequest("malformed_record", field: field, "is not base64")
+            }
+            let envelope: EventEnvelope
+            do {
+                envelope = try BinaryEventCodec.decodeRecord(Array(bytes))
+            } catch {
+                throw APIError.badRequest("malformed_record", field: "\(field).\(error.field)", error.detail)
+            }
+            guard envelope.reader.uuid == device.reader else {
+                throw APIError(.forbidden, "forbidden_reader", field: "\(field).reader",
+                               "the event belongs to reader \(envelope.reader), not to the token's reader")
+            }
+            incoming.append(SyncStore.IncomingEvent(
+                index: index, eventID: envelope.eventID.uuid, replica: envelope.origin?.replica.uuid,
+                sequence: Int64(clamping: envelope.origin?.sequence ?? 0), stamp: Int64(clamping: envelope.origin?.stamp ?? 0),
+                occurredAt: envelope.occurredAt.date, type: envelope.type.tag, group: ShareGroup.of(envelope.event),
+                record: ByteBuffer(bytes: bytes)))
+        }
+        return try json(try await store.push(reader: device.reader, events: incoming))
+    }
+
+    func pull(_ request: Request) async throws -> Response {
+        let device = try await authenticate(request)
+        let query = request.uri.queryParameters
+        guard let cursor = PullCursor(encoded: query.get("after") ?? "") else {
+            throw APIError.badRequest("invalid_field", field: "after", "is not a cursor this server returned as next")
+        }
+        var limit = limits.defaultPullLimit
+        if let text = query.get("limit") {
+            guard let value = Int(text), (1...limits.maxPullLimit).contains(value) else {
+                throw APIError.badRequest("invalid_field", field: "limit", "must be an integer 1 ... \(limits.maxPullLimit)")
+            }
+            limit = value
+        }
+        return try json(try await store.pull(reader: device.reader, after: cursor, limit: limit))
+    }
+
+    func stream(_ request: Request) async throws -> Response {
+        let device = try await authenticate(request)
+        let (id, frames) = try await hub.subscribe(reader: device.reader)
+        let hub = hub
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: ResponseBody { writer in
+                do {
+                    for await frame in frames { try await writer.write(ByteBuffer(string: frame)) }
+                } catch {
+                    await hub.unsubscribe(id)
+                    throw error
+                }
+                await hub.unsubscribe(id)
+                try await writer.finish(nil)
+            })
+    }
+
+    // MARK: JSON
+
+    func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limits.maxBodyBytes)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw APIError(.contentTooLarge, "body_too_large", field: "body",
+                           "a request body holds at most \(limits.maxBodyBytes) bytes")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw APIError.badRequest("missing_field", field: path(context.codingPath + [key]), "is required")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw APIError.badRequest("invalid_field", field: path(context.codingPath), context.debugDescription)
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw APIError.badRequest("invalid_field", field: path(context.codingPath), "must not be null")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw APIError.badRequest("invalid_field", field: context.codingPath.isEmpty ? "body" : path(context.codingPath),
+                                      context.debugDescription)
+        } catch {
+            throw APIError.badRequest("malformed_json", field: "body", "is not JSON")
+        }
+    }
+
+    private func path(_ keys: [any CodingKey]) -> String {
+        keys.reduce("") { text, key in
+            if let index = key.intValue { return text + "[\(index)]" }
+            return text.isEmpty ? key.stringValue : text + "." + key.stringValue
+        }
+    }
+}
+
+func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .iso8601
+    encoder.outputFormatting = [.sortedKeys]
+    let data = try encoder.encode(value)
+    return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}
+
+/// Limits of requests.
+///
+/// `Sendable`: a value type of integers.
+public struct ServerLimits: Sendable {
+    /// Events per push (more: 413).
+    public var maxBatchEvents = 1000
+    /// Bytes per request body (more: 413).
+    public var maxBodyBytes = 4 * 1024 * 1024
+    /// Events per pull page when `limit` is absent.
+    public var defaultPullLimit = 500
+    /// The largest `limit` of a pull.
+    public var maxPullLimit = 1000
+    /// The defaults.
+    public init() {}
+}
+
+/// Turns failures that are not refusals (the database is down or restarting, a connection broke)
+/// into 503 with `Retry-After`, logged: the client's retry is always safe.
+struct ErrorMapping<Context: RequestContext>: RouterMiddleware {
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context,
+                next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch {
+            logger.error("request failed: \(request.method) \(request.uri.path): \(String(reflecting: error))")
+            throw APIError(.serviceUnavailable, "unavailable", "the database is unavailable; retry the request")
+        }
+    }
+}

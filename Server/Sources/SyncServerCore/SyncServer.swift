@@ -1,0 +1,112 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+
+/// How to start the server.
+///
+/// `Sendable`: a value type.
+public struct ServerConfiguration: Sendable {
+    /// `postgres://user:password@host:port/database?sslmode=disable`; `?host=/dir` for a unix socket.
+    public var databaseURL: String
+    /// The address to listen on.
+    public var host: String
+    /// The port (0: any free port; the one chosen is printed).
+    public var port: Int
+    /// Connections in the pool.
+    public var poolSize: Int
+    /// Request limits.
+    public var limits: ServerLimits
+
+    /// Creates a configuration.
+    public init(databaseURL: String, host: String = "127.0.0.1", port: Int = 8080, poolSize: Int = 20,
+                limits: ServerLimits = ServerLimits()) {
+        self.databaseURL = databaseURL
+        self.host = host
+        self.port = port
+        self.poolSize = poolSize
+        self.limits = limits
+    }
+}
+
+/// A database URL that does not parse: names the part and the rule.
+///
+/// `Sendable`: a value type of strings.
+public struct DatabaseURLError: Error, Sendable, CustomStringConvertible {
+    /// The part at fault.
+    public let field: String
+    /// What is wrong.
+    public let detail: String
+    /// `DATABASE_URL <field>: <detail>`.
+    public var description: String { "DATABASE_URL \(field): \(detail)" }
+}
+
+/// Parses a libpq-style URL into PostgresNIO's configuration.
+public func postgresConfiguration(url text: String) throws -> PostgresClient.Configuration {
+    guard let url = URLComponents(string: text) else { throw DatabaseURLError(field: "url", detail: "is not a URL") }
+    guard url.scheme == "postgres" || url.scheme == "postgresql" else {
+        throw DatabaseURLError(field: "scheme", detail: "must be postgres:// or postgresql://")
+    }
+    let query = Dictionary((url.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+    let user = url.user.flatMap { $0.removingPercentEncoding } ?? query["user"] ?? "postgres"
+    let password = url.password.flatMap { $0.removingPercentEncoding } ?? query["password"]
+    let database = url.path.isEmpty || url.path == "/" ? nil : String(url.path.dropFirst())
+    let port = url.port ?? query["port"].flatMap(Int.init) ?? 5432
+    let host = (url.host.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding }) ?? query["host"] ?? "localhost"
+    var configuration: PostgresClient.Configuration
+    if host.hasPrefix("/") {
+        configuration = .init(unixSocketPath: host + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
+    } else {
+        let tls: PostgresClient.Configuration.TLS
+        switch query["sslmode"] ?? "prefer" {
+        case "disable": tls = .disable
+        case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
+        case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+        case let other: throw DatabaseURLError(field: "sslmode", detail: "\"\(other)\" is not disable, prefer or require")
+        }
+        configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
+    }
+    configuration.options.connectTimeout = .seconds(5)
+    return configuration
+}
+
+/// The server: builds the router and runs Hummingbird with the PostgreSQL pool and the live
+/// listener as services; applies migrations before accepting requests; stops on SIGTERM/SIGINT.
+///
+/// `Sendable`: a namespace.
+public enum SyncServer {
+    /// Runs until a termination signal. Prints `reading-sync-server listening on HOST:PORT` once
+    /// the socket is bound (the line tests and scripts wait for).
+    public static func run(_ configuration: ServerConfiguration, logger: Logger) async throws {
+        var postgres = try postgresConfiguration(url: configuration.databaseURL)
+        postgres.options.maximumConnections = configuration.poolSize
+        let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
+        let store = SyncStore(client: client, logger: logger)
+        let hub = LiveHub(store: store)
+        let router = Router()
+        SyncRoutes(store: store, hub: hub, limits: configuration.limits, logger: logger).add(to: router)
+        var app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port),
+                                 serverName: "reading-sync-server"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                // Unbuffered, so a parent process reading a pipe sees it at once.
+                FileHandle.standardOutput.write(Data("reading-sync-server listening on \(configuration.host):\(port)\n".utf8))
+            },
+            logger: logger)
+        app.beforeServerStarts {
+            let applied = try await Migrations.apply(on: client, logger: logger)
+            logger.info("schema ready (applied now: \(applied))")
+        }
+        // Graceful shutdown runs in reverse order: the listener first (it ends the open event
+        // streams, which the HTTP server would otherwise wait for), then the server, then the pool.
+        let group = ServiceGroup(configuration: .init(
+            services: [client, app, LiveListener(store: store, hub: hub, logger: logger)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+    }
+}

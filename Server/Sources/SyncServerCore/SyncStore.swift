@@ -1,0 +1,520 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The server's data, in PostgreSQL: readers, devices, events, partnerships, invites and share
+/// settings. Every method names the reader it acts for, and every query is scoped by it.
+///
+/// `Sendable`: holds a `PostgresClient` (Sendable) and constants.
+public struct SyncStore: Sendable {
+    /// The connection pool.
+    public let client: PostgresClient
+    /// Where queries log.
+    public let logger: Logger
+
+    /// The LISTEN/NOTIFY channel of the live stream. Payloads: `e:<reader>:<group>,<group>` (new
+    /// events of a reader, in these share groups) and `p:<reader>,<reader>` (partnerships or share
+    /// settings of these readers changed).
+    public static let channel = "reading_sync"
+
+    /// Devices recently authenticated by this process (see ``TokenCache``).
+    public let tokens = TokenCache()
+
+    /// Creates a store over a running client.
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Runs `body` in one transaction; an ``APIError`` thrown by `body` rolls back and is rethrown as is.
+    func transaction<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        } catch let error as PostgresTransactionError {
+            if let api = error.closureError as? APIError, error.rollbackError == nil { throw api }
+            throw error
+        }
+    }
+
+    // MARK: Devices
+
+    /// An authenticated device.
+    ///
+    /// `Sendable`: a value type of UUIDs.
+    public struct Device: Sendable, Hashable {
+        /// The reader the token belongs to: every request is scoped to it.
+        public let reader: UUID
+        /// The device.
+        public let device: UUID
+    }
+
+    /// A registered device and its token (shown once; only its hash is stored).
+    ///
+    /// `Sendable`: a value type.
+    public struct Registration: Sendable, Codable {
+        /// The reader (lowercase UUID, as everywhere in the protocol).
+        public let reader: String
+        /// The new device's ID.
+        public let device: String
+        /// The bearer token.
+        public let token: String
+    }
+
+    /// Registers the first device of a reader that the server does not know yet; 409 when the
+    /// reader exists (further devices register with an existing device's token).
+    public func registerFirstDevice(reader: UUID, name: String) async throws -> Registration {
+        try await transaction { connection in
+            let inserted = try await connection.query(
+                "INSERT INTO readers (reader_id) VALUES (\(reader)) ON CONFLICT DO NOTHING RETURNING reader_id",
+                logger: logger).collect()
+            guard !inserted.isEmpty else {
+                throw APIError(.conflict, "reader_exists", field: "reader",
+                               "this reader is registered; register another device with a token of one of its devices")
+            }
+            return try await insertDevice(connection, reader: reader, name: name)
+        }
+    }
+
+    /// Registers another device of the authenticated device's reader.
+    public func registerDevice(for device: Device, name: String) async throws -> Registration {
+        try await transaction { connection in try await insertDevice(connection, reader: device.reader, name: name) }
+    }
+
+    private func insertDevice(_ connection: PostgresConnection, reader: UUID, name: String) async throws -> Registration {
+        let id = UUID()
+        let (token, hash) = Tokens.newDeviceToken(reader: reader)
+        try await connection.query("""
+            INSERT INTO devices (reader_id, device_id, token_hash, name)
+            VALUES (\(reader), \(id), \(ByteBuffer(bytes: hash)), \(name))
+            """, logger: logger)
+        return Registration(reader: reader.lowercased, device: id.lowercased, token: token)
+    }
+
+    /// The device a bearer token names, if the token is well formed, known and not revoked.
+    public func authenticate(token: String) async throws -> Device? {
+        guard let (reader, hash) = Tokens.parse(token) else { return nil }
+        if let device = tokens.device(reader: reader, hash: hash) { return device }
+        let rows = try await client.query("""
+            SELECT device_id FROM devices
+            WHERE reader_id = \(reader) AND token_hash = \(ByteBuffer(bytes: hash)) AND revoked_at IS NULL
+            """, logger: logger)
+        for try await id in rows.decode(UUID.self) {
+            let device = Device(reader: reader, device: id)
+            tokens.insert(device, hash: hash)
+            return device
+        }
+        return nil
+    }
+
+    /// A device as listed to its reader.
+    ///
+    /// `Sendable`: a value type.
+    public struct DeviceInfo: Sendable, Codable {
+        /// The device.
+        public let device: String
+        /// Its name.
+        public let name: String
+        /// When it registered.
+        public let createdAt: Date
+        /// When its token was revoked, if it was.
+        public let revokedAt: Date?
+    }
+
+    /// The reader's devices.
+    public func devices(of reader: UUID) async throws -> [DeviceInfo] {
+        let rows = try await client.query("""
+            SELECT device_id, name, created_at, revoked_at FROM devices WHERE reader_id = \(reader) ORDER BY created_at
+            """, logger: logger)
+        var result: [DeviceInfo] = []
+        for try await (id, name, created, revoked) in rows.decode((UUID, String, Date, Date?).self) {
+            result.append(DeviceInfo(device: id.lowercased, name: name, createdAt: created, revokedAt: revoked))
+        }
+        return result
+    }
+
+    /// Revokes a device of `reader`; false when the reader has no such device.
+    public func revoke(device: UUID, of reader: UUID) async throws -> Bool {
+        // Every server process drops the device from its token cache on the notice (this one at once).
+        let rows = try await client.query("""
+            UPDATE devices SET revoked_at = coalesce(revoked_at, now())
+            WHERE reader_id = \(reader) AND device_id = \(device)
+            RETURNING device_id, pg_notify(\(Self.channel), \("r:" + reader.lowercased + ":" + device.lowercased))::text
+            """, logger: logger).collect()
+        tokens.remove(device: device)
+        return !rows.isEmpty
+    }
+
+    // MARK: Events
+
+    /// A pushed event, decoded and checked.
+    ///
+    /// `Sendable`: a value type.
+    public struct IncomingEvent: Sendable {
+        /// Its position in the pushed batch (for error fields).
+        public var index: Int
+        /// The event ID.
+        public var eventID: UUID
+        /// The replica that created it (nil for a record without an origin).
+        public var replica: UUID?
+        /// Its sequence number in that replica (0 without an origin).
+        public var sequence: Int64
+        /// Its hybrid-logical-clock creation stamp (0 without an origin).
+        public var stamp: Int64
+        /// The instant of the action.
+        public var occurredAt: Date
+        /// The type tag.
+        public var type: String
+        /// The share group.
+        public var group: ShareGroup
+        /// The record bytes as pushed.
+        public var record: ByteBuffer
+    }
+
+    /// What a push did.
+    ///
+    /// `Sendable`: a value type.
+    public struct PushResult: Sendable, Codable {
+        /// Events stored now.
+        public var stored: Int
+        /// Events already stored (by event ID), or repeated in the batch: skipped.
+        public var duplicates: Int
+        /// The reader's last arrival after the push.
+        public var lastArrival: Int64
+    }
+
+    /// Stores the events of `reader` that the server does not hold yet, all in one transaction,
+    /// numbering them in the reader's arrival order, and notifies listeners on commit.
+    public func push(reader: UUID, events: [IncomingEvent]) async throws -> PushResult {
+        var seen: Set<UUID> = []
+        let unique = events.filter { seen.insert($0.eventID).inserted }
+        let ids = unique.map(\.eventID)
+        // One statement (one round trip, atomic on its own). The reader's row lock orders its
+        // pushes: arrivals commit in increasing order, so a cursor past arrival N never skips an
+        // event that commits later with a smaller number. The look-up by event ID (indexed across
+        // readers) finds both events this reader already stored and IDs another reader uses (event
+        // IDs are global, and no unique index across readers can exist on a reader-partitioned
+        // table); an ID of another reader stores nothing. ON CONFLICT covers a concurrent push of
+        // the same events that committed after this statement's snapshot. The notice is sent at
+        // commit, to every server process that listens.
+        let replicas = unique.map { $0.replica?.lowercased ?? "" }
+        let rows = try await client.query("""
+            WITH locked AS (
+                SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
+            ), incoming AS (
+                SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
+                                     \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
+                                     \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
+                                     \(unique.map(\.record))::bytea[]) WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, n)
+            ), known AS (
+                SELECT event_id, reader_id FROM events WHERE event_id = ANY(\(ids)::uuid[])
+            ), foreign_id AS (
+                SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
+            ), fresh AS (
+                SELECT i.*, row_number() OVER (ORDER BY i.n) AS k FROM incoming i
+                WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e) AND NOT EXISTS (SELECT 1 FROM foreign_id)
+            ), inserted AS (
+                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
+                SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b FROM fresh
+                ON CONFLICT (reader_id, event_id) DO NOTHING
+                RETURNING arrival, share_group
+            ), bumped AS (
+                UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
+                WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
+                RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
+                    || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
+            )
+            SELECT (SELECT count(*) FROM inserted)::bigint,
+                   coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
+                            (SELECT last_arrival FROM locked), 0)::bigint,
+                   (SELECT event_id FROM foreign_id)
+            """, logger: logger)
+        var result = PushResult(stored: 0, duplicates: events.count, lastArrival: 0)
+        for try await (stored, last, foreign) in rows.decode((Int64, Int64, UUID?).self) {
+            if let foreign {
+                let index = unique.first { $0.eventID == foreign }?.index ?? 0
+                throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
+                               "event ID \(foreign.lowercased) belongs to another reader")
+            }
+            result = PushResult(stored: Int(stored), duplicates: events.count - Int(stored), lastArrival: last)
+        }
+        return result
+    }
+
+    /// One pulled event.
+    ///
+    /// `Sendable`: a value type.
+    public struct PulledEvent: Sendable, Codable {
+        /// The reader whose event it is (the device's own, or a partner's).
+        public var reader: String
+        /// Its arrival number in that reader's log.
+        public var arrival: Int64
+        /// The event ID.
+        public var eventID: String
+        /// The record as pushed, base64.
+        public var record: String
+    }
+
+    /// A page of a pull.
+    ///
+    /// `Sendable`: a value type.
+    public struct PullPage: Sendable, Codable {
+        /// The events, by reader then arrival.
+        public var events: [PulledEvent]
+        /// The cursor to pass as `after` next time.
+        public var next: String
+        /// True when the page is full: pull again with `next` right away.
+        public var more: Bool
+    }
+
+    /// The readers whose events `reader`'s devices receive: itself (everything) and its partners
+    /// (only the groups each partner shares), partners sorted by ID.
+    public func sources(of reader: UUID) async throws -> [(reader: UUID, groups: [String]?)] {
+        var result: [(reader: UUID, groups: [String]?)] = [(reader, nil)]
+        let rows = try await client.query("""
+            SELECT p.partner_id, s.groups FROM partnerships p
+            LEFT JOIN share_settings s ON s.reader_id = p.partner_id
+            WHERE p.reader_id = \(reader) ORDER BY p.partner_id
+            """, logger: logger)
+        for try await (partner, groups) in rows.decode((UUID, [String]?).self) {
+            result.append((partner, groups ?? ShareSettings().groups.map(\.rawValue)))
+        }
+        return result
+    }
+
+    /// What `reader`'s device lacks after `cursor`: its own events and what partners share, up to `limit`.
+    public func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
+        // One statement: the sources (the reader, then its partners with the groups each shares),
+        // and for each at most `limit` events after its cursor position; the first `limit` rows
+        // in (own first, partners by ID, arrival) order make the page.
+        let positions = cursor.positions.sorted { $0.key.uuidString < $1.key.uuidString }
+        let defaults = ShareSettings().groups.map(\.rawValue)
+        let rows = try await client.query("""
+            WITH after AS (
+                SELECT * FROM unnest(\(positions.map(\.key))::uuid[], \(positions.map(\.value))::bigint[]) AS c(reader_id, arrival)
+            ), sources AS (
+                SELECT \(reader)::uuid AS reader_id, NULL::text[] AS groups, 0 AS rank
+                UNION ALL
+                SELECT p.partner_id, coalesce(s.groups, \(defaults)::text[]), 1
+                FROM partnerships p LEFT JOIN share_settings s ON s.reader_id = p.partner_id
+                WHERE p.reader_id = \(reader)
+            )
+            SELECT src.reader_id, e.arrival, e.event_id, e.record
+            FROM sources src CROSS JOIN LATERAL (
+                SELECT arrival, event_id, record FROM events e
+                WHERE e.reader_id = src.reader_id
+                  AND e.arrival > coalesce((SELECT arrival FROM after WHERE after.reader_id = src.reader_id), 0)
+                  AND (src.groups IS NULL OR e.share_group = ANY(src.groups))
+                ORDER BY e.arrival LIMIT \(limit + 1)
+            ) e
+            ORDER BY src.rank, src.reader_id, e.arrival
+            LIMIT \(limit + 1)
+            """, logger: logger)
+        var cursor = cursor
+        var events: [PulledEvent] = []
+        var more = false
+        for try await (source, arrival, id, record) in rows.decode((UUID, Int64, UUID, ByteBuffer).self) {
+            if events.count == limit { more = true; continue }
+            events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
+                                      record: Data(record.readableBytesView).base64EncodedString()))
+            cursor.positions[source] = arrival
+        }
+        return PullPage(events: events, next: cursor.encoded, more: more)
+    }
+
+    // MARK: Partners
+
+    /// A new invite.
+    ///
+    /// `Sendable`: a value type.
+    public struct Invite: Sendable, Codable {
+        /// The code to give the partner (shown once; only its hash is stored).
+        public var code: String
+        /// When it stops working.
+        public var expiresAt: Date
+    }
+
+    /// Creates a single-use invite of `reader` valid for `seconds`.
+    public func createInvite(reader: UUID, seconds: Int) async throws -> Invite {
+        let (code, hash) = Tokens.newInviteCode()
+        let rows = try await client.query("""
+            INSERT INTO invites (reader_id, code_hash, expires_at)
+            VALUES (\(reader), \(ByteBuffer(bytes: hash)), now() + make_interval(secs => \(Double(seconds))))
+            RETURNING expires_at
+            """, logger: logger)
+        var expires = Date()
+        for try await value in rows.decode(Date.self) { expires = value }
+        return Invite(code: code, expiresAt: expires)
+    }
+
+    /// Accepts an invite for `reader`: consumes it and pairs the two readers. Returns the inviter.
+    public func acceptInvite(code: String, reader: UUID) async throws -> UUID {
+        let hash = ByteBuffer(bytes: Tokens.inviteHash(code))
+        let inviter: UUID = try await transaction { connection in
+            let rows = try await connection.query("""
+                SELECT reader_id, expires_at <= now(), used_by IS NOT NULL FROM invites
+                WHERE code_hash = \(hash) FOR UPDATE
+                """, logger: logger)
+            var found: (UUID, Bool, Bool)?
+            for try await row in rows.decode((UUID, Bool, Bool).self) { found = row }
+            guard let (inviter, expired, used) = found else {
+                throw APIError(.notFound, "invite_not_found", field: "code", "no invite has this code")
+            }
+            if used { throw APIError(.gone, "invite_used", field: "code", "this invite was already accepted (single use)") }
+            if expired { throw APIError(.gone, "invite_expired", field: "code", "this invite has expired") }
+            if inviter == reader {
+                throw APIError(.badRequest, "own_invite", field: "code", "a reader cannot accept its own invite")
+            }
+            try await connection.query("""
+                UPDATE invites SET used_by = \(reader), used_at = now()
+                WHERE reader_id = \(inviter) AND code_hash = \(hash)
+                """, logger: logger)
+            try await connection.query("""
+                INSERT INTO partnerships (reader_id, partner_id) VALUES (\(inviter), \(reader)), (\(reader), \(inviter))
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+            try await notifyPartners(connection, [inviter, reader])
+            return inviter
+        }
+        return inviter
+    }
+
+    /// A partner as listed to a reader.
+    ///
+    /// `Sendable`: a value type.
+    public struct Partner: Sendable, Codable {
+        /// The partner's reader ID.
+        public var reader: String
+        /// Since when.
+        public var since: Date
+    }
+
+    /// The reader's partners.
+    public func partners(of reader: UUID) async throws -> [Partner] {
+        let rows = try await client.query(
+            "SELECT partner_id, since FROM partnerships WHERE reader_id = \(reader) ORDER BY since", logger: logger)
+        var result: [Partner] = []
+        for try await (partner, since) in rows.decode((UUID, Date).self) { result.append(Partner(reader: partner.lowercased, since: since)) }
+        return result
+    }
+
+    /// Ends a partnership (both directions); false when the two are not partners.
+    public func endPartnership(reader: UUID, partner: UUID) async throws -> Bool {
+        try await transaction { connection in
+            let rows = try await connection.query("""
+                DELETE FROM partnerships
+                WHERE (reader_id = \(reader) AND partner_id = \(partner)) OR (reader_id = \(partner) AND partner_id = \(reader))
+                RETURNING reader_id
+                """, logger: logger).collect()
+            if !rows.isEmpty { try await notifyPartners(connection, [reader, partner]) }
+            return !rows.isEmpty
+        }
+    }
+
+    /// The reader's share settings (the defaults when never set).
+    public func shareSettings(of reader: UUID) async throws -> ShareSettings {
+        let rows = try await client.query("SELECT groups FROM share_settings WHERE reader_id = \(reader)", logger: logger)
+        for try await groups in rows.decode([String].self) { return ShareSettings(groups: groups) }
+        return ShareSettings()
+    }
+
+    /// Replaces the reader's share settings; partners' devices see the change from their next pull.
+    public func setShareSettings(_ settings: ShareSettings, of reader: UUID) async throws {
+        try await transaction { connection in
+            try await connection.query("""
+                INSERT INTO share_settings (reader_id, groups) VALUES (\(reader), \(settings.groups.map(\.rawValue)))
+                ON CONFLICT (reader_id) DO UPDATE SET groups = excluded.groups, updated_at = now()
+                """, logger: logger)
+            try await notifyPartners(connection, [reader])
+        }
+    }
+
+    private func notifyPartners(_ connection: PostgresConnection, _ readers: [UUID]) async throws {
+        let payload = readers.map { $0.uuidString.lowercased() }.joined(separator: ",")
+        try await connection.query("SELECT pg_notify(\(Self.channel), \("p:" + payload))", logger: logger)
+    }
+}
+
+/// The devices this process authenticated in the last few seconds, by reader and token hash, so
+/// that a device's requests do not each look its token up in PostgreSQL. A revocation reaches
+/// every process through the NOTIFY channel (``LiveHub`` drops the device), the whole cache is
+/// dropped when the listening connection was lost (notices may have been missed), and an entry
+/// lives at most ``lifetime`` (the bound for a revocation that races a look-up).
+///
+/// `@unchecked Sendable`: the dictionary is only touched under `lock`.
+public final class TokenCache: @unchecked Sendable {
+    private struct Key: Hashable { let reader: UUID; let hash: [UInt8] }
+    private let lock = NSLock()
+    private var entries: [Key: (device: SyncStore.Device, expires: ContinuousClock.Instant)] = [:]
+    /// How long an entry is trusted.
+    public let lifetime: Duration = .seconds(10)
+
+    func device(reader: UUID, hash: [UInt8]) -> SyncStore.Device? {
+        lock.withLock {
+            guard let entry = entries[Key(reader: reader, hash: hash)] else { return nil }
+            guard entry.expires > .now else {
+                entries[Key(reader: reader, hash: hash)] = nil
+                return nil
+            }
+            return entry.device
+        }
+    }
+
+    func insert(_ device: SyncStore.Device, hash: [UInt8]) {
+        lock.withLock {
+            if entries.count > 100_000 { entries.removeAll() }
+            entries[Key(reader: device.reader, hash: hash)] = (device, .now + lifetime)
+        }
+    }
+
+    func remove(device: UUID) {
+        lock.withLock { entries = entries.filter { $0.value.device.device != device } }
+    }
+
+    func removeAll() {
+        lock.withLock { entries.removeAll() }
+    }
+}
+
+/// Where a device's pulls stand: for each reader it receives, the last arrival it has seen.
+/// Travels as an opaque base64url string (`after=` and `next`).
+///
+/// One number per reader rather than one global number: arrivals are numbered per reader under
+/// the reader's row lock, so they commit in order and partition by reader; a single global
+/// counter would either serialize every push of every reader or let a slow transaction commit
+/// behind a cursor that already passed its number (a lost event).
+///
+/// `Sendable`: a value type.
+public struct PullCursor: Sendable, Hashable {
+    /// The last arrival seen, by reader.
+    public var positions: [UUID: Int64]
+
+    /// A cursor from the given positions (empty: from the beginning).
+    public init(positions: [UUID: Int64] = [:]) { self.positions = positions }
+
+    /// Parses a cursor; nil when it is not one this server wrote.
+    public init?(encoded: String) {
+        if encoded.isEmpty { self.init(); return }
+        guard let bytes = Tokens.decodeBase64url(encoded), let text = String(bytes: bytes, encoding: .utf8) else { return nil }
+        var positions: [UUID: Int64] = [:]
+        for part in text.split(separator: ",") {
+            let pair = part.split(separator: ":")
+            guard pair.count == 2, let reader = UUID(uuidString: String(pair[0])), let arrival = Int64(pair[1]),
+                  arrival >= 0 else { return nil }
+            positions[reader] = arrival
+        }
+        self.init(positions: positions)
+    }
+
+    /// The opaque form.
+    public var encoded: String {
+        let text = positions.sorted { $0.key.uuidString < $1.key.uuidString }
+            .map { "\($0.key.uuidString.lowercased()):\($0.value)" }.joined(separator: ",")
+        return Tokens.base64url(Array(text.utf8))
+    }
+}
+
+extension UUID {
+    /// The lowercase form every response uses.
+    var lowercased: String { uuidString.lowercased() }
+}

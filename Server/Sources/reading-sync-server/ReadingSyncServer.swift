@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SyncServerCore
+
+/// `reading-sync-server`: the sync server of the reading history. Flags override the environment.
+@main
+struct ReadingSyncServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reading-sync-server",
+        abstract: "Sync server for reading histories and reading partners, over PostgreSQL.")
+
+    @Option(name: .customLong("database-url"),
+            help: "postgres://user:password@host:port/database (default: $DATABASE_URL)")
+    var databaseURL: String?
+
+    @Option(help: "Address to listen on (default: $SYNC_HOST or 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on; 0 picks a free one (default: $SYNC_PORT or 8080).")
+    var port: Int?
+
+    @Option(name: .customLong("pool-size"), help: "PostgreSQL connections (default: $SYNC_DB_POOL or 20).")
+    var poolSize: Int?
+
+    @Option(name: .customLong("max-batch-events"), help: "Events per push (default 1000).")
+    var maxBatchEvents: Int = 1000
+
+    @Option(name: .customLong("max-body-bytes"), help: "Bytes per request body (default 4 MiB).")
+    var maxBodyBytes: Int = 4 * 1024 * 1024
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default: $LOG_LEVEL or info).")
+    var logLevel: String?
+
+    @Flag(name: .customLong("exit-when-stdin-closes"),
+          help: "Exit when standard input reaches its end (a parent that dies takes the server with it; for tests).")
+    var exitWhenStdinCloses = false
+
+    func run() async throws {
+        if exitWhenStdinCloses {
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                while true {
+                    let count = read(0, &byte, 1)
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { Foundation.exit(0) }
+                }
+            }
+        }
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = databaseURL ?? environment["DATABASE_URL"] else {
+            throw ValidationError("--database-url or DATABASE_URL is required")
+        }
+        let levelText = logLevel ?? environment["LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw ValidationError("--log-level: \"\(levelText)\" is not a log level")
+        }
+        let portValue = try port ?? environment["SYNC_PORT"].map { text in
+            guard let value = Int(text) else { throw ValidationError("SYNC_PORT: \"\(text)\" is not a port") }
+            return value
+        } ?? 8080
+        guard (0...65535).contains(portValue) else { throw ValidationError("--port: must be 0 ... 65535") }
+        let pool = poolSize ?? environment["SYNC_DB_POOL"].flatMap(Int.init) ?? 20
+        guard pool >= 2 else { throw ValidationError("--pool-size: at least 2 (one connection listens)") }
+        var limits = ServerLimits()
+        limits.maxBatchEvents = maxBatchEvents
+        limits.maxBodyBytes = maxBodyBytes
+        var logger = Logger(label: "reading-sync-server")
+        logger.logLevel = level
+        try await SyncServer.run(
+            ServerConfiguration(databaseURL: url, host: host ?? environment["SYNC_HOST"] ?? "127.0.0.1",
+                                port: portValue, poolSize: pool, limits: limits),
+            logger: logger)
+    }
+}
+
+

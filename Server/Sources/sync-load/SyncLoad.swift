@@ -1,0 +1,219 @@
+// sync-load: many simulated devices against the real sync server on loopback, pushing and
+// pulling small batches for a bounded time; then PostgreSQL's own insert rate for the same rows
+// (the server's ceiling), measured in the same run on the same database. Prints both and the ratio.
+//
+//   sync-load --server http://127.0.0.1:8080 --database-url postgres://... [--devices 1000] [--seconds 20]
+//
+// Server/Scripts/bench.sh starts a throwaway PostgreSQL and the server, and runs this.
+import ArgumentParser
+import AsyncHTTPClient
+import DemoHistory
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import ReadingEvents
+
+@main
+struct SyncLoad: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-load",
+        abstract: "Load benchmark of the sync server beside PostgreSQL's own insert rate, in one run.")
+
+    @Option(help: "The server's base URL.") var server: String
+    @Option(name: .customLong("database-url"), help: "The server's database (for the ceiling; default $DATABASE_URL).")
+    var databaseURL: String?
+    @Option(help: "Simulated devices (one reader each).") var devices: Int = 1000
+    @Option(help: "Seconds of load.") var seconds: Int = 20
+    @Option(help: "Events per push.") var batch: Int = 10
+    @Option(name: .customLong("ceiling-connections"), help: "Connections of the PostgreSQL ceiling run.")
+    var ceilingConnections: Int = 20
+
+    func run() async throws {
+        guard let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
+            throw ValidationError("--database-url or DATABASE_URL is required")
+        }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = devices
+        configuration.timeout.connect = .seconds(30)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+
+        let templates = DemoHistory.generate(DemoHistory.Options(readers: 1, days: 60, seed: 42))
+        print("sync-load: \(devices) devices, \(seconds) s, \(batch) events per push, server \(server)")
+
+        // Register every device (its own reader).
+        let registered = try await withThrowingTaskGroup(of: (UUID, String).self) { group in
+            var result: [(UUID, String)] = []
+            var next = 0
+            func add() {
+                let reader = UUID()
+                group.addTask {
+                    let reply = try await send(http, .POST, server + "/v1/devices", token: nil,
+                                               body: Data("{\"reader\":\"\(reader)\",\"name\":\"load\"}".utf8))
+                    guard reply.status == 201, let token = (try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["token"] as? String
+                    else { throw ValidationError("register: \(reply.status)") }
+                    return (reader, token)
+                }
+            }
+            while next < min(devices, 64) { add(); next += 1 }
+            while let item = try await group.next() {
+                result.append(item)
+                if next < devices { add(); next += 1 }
+            }
+            return result
+        }
+
+        // The load: each device pushes a batch, then pulls what it lacks, until the deadline.
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        let started = ContinuousClock.now
+        let results = try await withThrowingTaskGroup(of: DeviceResult.self) { group in
+            for (index, (reader, token)) in registered.enumerated() {
+                group.addTask {
+                    var result = DeviceResult()
+                    var cursor = ""
+                    var position = index * 7
+                    while ContinuousClock.now < deadline {
+                        var records: [String] = []
+                        for _ in 0..<batch {
+                            let template = templates[position % templates.count]
+                            position += 1
+                            let envelope = EventEnvelope(eventID: EventID(), reader: ReaderID(reader),
+                                                         occurredAt: template.occurredAt, timeZone: template.timeZone,
+                                                         recordedAt: template.recordedAt, event: template.event)
+                            records.append(Data(BinaryEventCodec.encodeRecord(envelope)).base64EncodedString())
+                        }
+                        let body = Data(("{\"events\":[" + records.map { "{\"record\":\"\($0)\"}" }.joined(separator: ",") + "]}").utf8)
+                        let pushStart = ContinuousClock.now
+                        let push = try await send(http, .POST, server + "/v1/events", token: token, body: body)
+                        result.push.append(ContinuousClock.now - pushStart)
+                        guard push.status == 200 else { result.errors += 1; continue }
+                        result.stored += batch
+                        let pullStart = ContinuousClock.now
+                        let pull = try await send(http, .GET, server + "/v1/events?limit=100" + (cursor.isEmpty ? "" : "&after=\(cursor)"),
+                                                  token: token, body: nil)
+                        result.pull.append(ContinuousClock.now - pullStart)
+                        guard pull.status == 200,
+                              let json = try JSONSerialization.jsonObject(with: pull.body) as? [String: Any] else { result.errors += 1; continue }
+                        cursor = json["next"] as? String ?? cursor
+                        result.pulled += (json["events"] as? [Any])?.count ?? 0
+                    }
+                    return result
+                }
+            }
+            var all: [DeviceResult] = []
+            for try await result in group { all.append(result) }
+            return all
+        }
+        let elapsed = ContinuousClock.now - started
+        let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let stored = results.reduce(0) { $0 + $1.stored }
+        let pulled = results.reduce(0) { $0 + $1.pulled }
+        let errors = results.reduce(0) { $0 + $1.errors }
+        let pushes = results.flatMap(\.push).sorted()
+        let pulls = results.flatMap(\.pull).sorted()
+        let serverRate = Double(stored) / elapsedSeconds
+
+        // The ceiling: the same rows (same sizes, same batch) straight into a copy of the events
+        // table, one multi-row INSERT per batch in its own transaction, over a pool.
+        let ceiling = try await measureCeiling(url: url, rows: stored, batch: batch, templates: templates)
+        try await http.shutdown()
+
+        func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1000) }
+        func p(_ values: [Duration], _ q: Double) -> Duration { values.isEmpty ? .zero : values[min(values.count - 1, Int(Double(values.count) * q))] }
+        print("devices                         \(registered.count)")
+        print("load time                       \(String(format: "%.1f", elapsedSeconds)) s")
+        print("pushes / pulls                  \(pushes.count) / \(pulls.count)  (errors \(errors))")
+        print("events stored via server        \(stored)  (\(String(format: "%.0f", serverRate)) events/s)")
+        print("events pulled                   \(pulled)")
+        print("push latency p50 / p99          \(ms(p(pushes, 0.5))) / \(ms(p(pushes, 0.99)))")
+        print("pull latency p50 / p99          \(ms(p(pulls, 0.5))) / \(ms(p(pulls, 0.99)))")
+        print("PostgreSQL ceiling (same rows)  \(String(format: "%.0f", ceiling)) events/s  (INSERT of \(batch) rows per transaction, \(ceilingConnections) connections)")
+        print("ratio server / ceiling          \(String(format: "%.2f", serverRate / ceiling))x  (target >= 0.5x)")
+    }
+
+    func measureCeiling(url: String, rows: Int, batch: Int, templates: [EventEnvelope]) async throws -> Double {
+        var logger = Logger(label: "sync-load")
+        logger.logLevel = .warning
+        let configuration = try postgresURL(url)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await client.query("DROP TABLE IF EXISTS ceiling_events")
+            try await client.query("CREATE TABLE ceiling_events (LIKE events INCLUDING ALL)")
+            try await client.query("CREATE INDEX ON ceiling_events (event_id)")
+            let total = max(rows, batch * ceilingConnections * 20)
+            let reader = UUID()
+            let record = ByteBuffer(bytes: BinaryEventCodec.encodeRecord(templates[0]))
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { workers in
+                for worker in 0..<ceilingConnections {
+                    workers.addTask {
+                        var arrival = Int64(worker) * 1_000_000_000
+                        var done = worker * batch
+                        while done < total {
+                            let arrivals = (0..<batch).map { arrival + Int64($0) + 1 }
+                            arrival += Int64(batch)
+                            let ids = (0..<batch).map { _ in UUID() }
+                            let records = [ByteBuffer](repeating: record, count: batch)
+                            let dates = [Date](repeating: Date(), count: batch)
+                            let types = [String](repeating: "PagesRead", count: batch)
+                            let groups = [String](repeating: "progress", count: batch)
+                            let zero = [Int64](repeating: 0, count: batch)
+                            try await client.query("""
+                                INSERT INTO ceiling_events (reader_id, arrival, event_id, sequence, occurred_at, type, share_group, record)
+                                SELECT \(reader), a, e, s, o, t, g, b FROM unnest(\(arrivals)::bigint[], \(ids)::uuid[], \(zero)::bigint[],
+                                    \(dates)::timestamptz[], \(types)::text[], \(groups)::text[], \(records)::bytea[]) AS u(a, e, s, o, t, g, b)
+                                """)
+                            done += batch * ceilingConnections
+                        }
+                    }
+                }
+                try await workers.waitForAll()
+            }
+            let elapsed = ContinuousClock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            try await client.query("DROP TABLE ceiling_events")
+            return Double(total) / seconds
+        }
+    }
+}
+
+struct DeviceResult: Sendable {
+    var push: [Duration] = []
+    var pull: [Duration] = []
+    var stored = 0
+    var pulled = 0
+    var errors = 0
+}
+
+struct Reply: Sendable {
+    let status: Int
+    let body: Data
+}
+
+func send(_ http: HTTPClient, _ method: HTTPMethod, _ url: String, token: String?, body: Data?) async throws -> Reply {
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    if let body {
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body))
+    }
+    let response = try await http.execute(request, timeout: .seconds(60))
+    let buffer = try await response.body.collect(upTo: 16 * 1024 * 1024)
+    return Reply(status: Int(response.status.code), body: Data(buffer.readableBytesView))
+}
+
+/// A libpq-style URL (postgres://user@host:port/db) as PostgresNIO's configuration, TLS off (loopback).
+func postgresURL(_ text: String) throws -> PostgresClient.Configuration {
+    guard let url = URLComponents(string: text), let host = url.host else { throw ValidationError("--database-url: not a URL") }
+    var configuration = PostgresClient.Configuration(
+        host: host, port: url.port ?? 5432, username: url.user ?? "postgres", password: url.password,
+        database: url.path.isEmpty ? nil : String(url.path.dropFirst()), tls: .disable)
+    configuration.options.maximumConnections = 64
+    return configuration
+}
+
+

@@ -1,0 +1,65 @@
+import DemoHistory
+import Foundation
+import ReadingEvents
+import Testing
+
+/// One test's world: a fresh database in the shared cluster and a server process on it.
+///
+/// `@unchecked Sendable`: constants set in `init`.
+final class Fixture: @unchecked Sendable {
+    let cluster: PostgresCluster
+    let database: String
+    let server: ServerProcess
+
+    init(arguments: [String] = []) throws {
+        cluster = try PostgresCluster.shared.get()
+        database = try cluster.createDatabase()
+        server = try ServerProcess.start(databaseURL: cluster.url(database: database), arguments: arguments)
+    }
+
+    var baseURL: String { server.baseURL }
+
+    /// Rows in `events` of the whole database (every reader).
+    func storedEventCount() throws -> Int { Int(try cluster.psql("SELECT count(*) FROM events", database: database)) ?? -1 }
+
+    deinit { server.stop() }
+}
+
+/// A seeded demo history of `readers` readers, each reader's events in recorded order.
+func demoHistories(readers: Int, days: Int, seed: UInt64) -> [(reader: UUID, events: [EventEnvelope])] {
+    let all = DemoHistory.generate(DemoHistory.Options(readers: readers, days: days, seed: seed))
+    var order: [UUID] = []
+    var byReader: [UUID: [EventEnvelope]] = [:]
+    for envelope in all {
+        if byReader[envelope.reader.uuid] == nil { order.append(envelope.reader.uuid) }
+        byReader[envelope.reader.uuid, default: []].append(envelope)
+    }
+    return order.map { ($0, byReader[$0]!) }
+}
+
+/// The tags a partner sees with the default share settings: everything but memos, goals,
+/// challenges and the home order (written out here, independent of the server's own table).
+let privateByDefault: Set<String> = ["MemoWritten", "MemoEdited", "MemoRemoved", "GoalSet", "GoalChanged",
+                                     "GoalDeleted", "ChallengeSet", "HomeOrderSet"]
+let memoTags: Set<String> = ["MemoWritten", "MemoEdited", "MemoRemoved"]
+
+/// The suite trait: skip, saying why, when PostgreSQL is not installed.
+let needsPostgres = Testing.ConditionTrait.enabled(
+    if: PostgresCluster.available,
+    "PostgreSQL binaries not found (/usr/lib/postgresql/*/bin/initdb or $PG_BIN): apt-get install postgresql")
+
+/// `count` events of `reader`, made from a demo history's events (their payloads, instants and
+/// zones) with seeded event IDs: as many as a test needs, all valid.
+func syntheticHistory(reader: UUID, count: Int, seed: UInt64) -> [EventEnvelope] {
+    let templates = DemoHistory.generate(DemoHistory.Options(readers: 2, days: 90, seed: seed))
+    var generator = SeededGenerator(seed: seed)
+    return (0..<count).map { index in
+        let template = templates[index % templates.count]
+        let a = generator.next(), b = generator.next()
+        let bytes = withUnsafeBytes(of: (a, b)) { Array($0) }
+        let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], 0x40 | (bytes[6] & 0x0f), bytes[7],
+                               0x80 | (bytes[8] & 0x3f), bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return EventEnvelope(eventID: EventID(uuid), reader: ReaderID(reader), occurredAt: template.occurredAt,
+                             timeZone: template.timeZone, recordedAt: template.recordedAt, event: template.event)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// A throwaway PostgreSQL cluster: `initdb` into a temporary directory, `pg_ctl start` on a free
+/// loopback port with the unix socket in that directory, trust authentication. As root, every
+/// PostgreSQL program runs as the `postgres` user (PostgreSQL refuses root) through `runuser`.
+/// Stopped by ``stop()`` or, for the shared cluster, when the test process exits.
+///
+/// `@unchecked Sendable`: every stored property is a constant set in `init`; the only mutable
+/// state is the cluster on disk, driven by the (synchronous) pg_ctl calls.
+final class PostgresCluster: @unchecked Sendable {
+    let binaries: URL
+    let directory: URL
+    let port: Int
+    private let asPostgresUser: Bool
+
+    var dataDirectory: String { directory.appendingPathComponent("data").path }
+
+    /// The directory of `initdb` and `pg_ctl`: `$PG_BIN`, else the highest /usr/lib/postgresql/*/bin.
+    static let binariesDirectory: URL? = {
+        let fm = FileManager.default
+        if let bin = ProcessInfo.processInfo.environment["PG_BIN"], fm.isExecutableFile(atPath: bin + "/initdb") {
+            return URL(fileURLWithPath: bin)
+        }
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? fm.contentsOfDirectory(atPath: root)) ?? [])
+            .filter { fm.isExecutableFile(atPath: "\(root)/\($0)/bin/initdb") }
+            .sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }
+        return versions.last.map { URL(fileURLWithPath: "\(root)/\($0)/bin") }
+    }()
+
+    /// Whether the tests can run (PostgreSQL's binaries are installed).
+    static var available: Bool { binariesDirectory != nil }
+
+    /// The cluster shared by the tests of this process (each test uses its own database in it).
+    static let shared: Result<PostgresCluster, any Error> = Result {
+        let cluster = try PostgresCluster()
+        atexit { PostgresCluster.stopSharedAtExit() }
+        return cluster
+    }
+
+    private static func stopSharedAtExit() {
+        if case .success(let cluster) = shared { cluster.stop() }
+    }
+
+    init() throws {
+        guard let binaries = Self.binariesDirectory else {
+            throw CommandError(command: ["initdb"], status: -1, output: "PostgreSQL binaries not found")
+        }
+        self.binaries = binaries
+        self.directory = try makeTemporaryDirectory("pg")
+        self.port = try freeLoopbackPort()
+        self.asPostgresUser = geteuid() == 0
+        if asPostgresUser {
+            // The postgres user must reach the directory through its parent (a 0700 mktemp dir).
+            try runCommand(["chmod", "o+x", directory.deletingLastPathComponent().path])
+            try runCommand(["chown", "-R", "postgres:postgres", directory.path])
+        }
+        try pg("initdb", ["-D", dataDirectory, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
+                          "--locale=C"])
+        let conf = """
+
+            listen_addresses = '127.0.0.1'
+            port = \(port)
+            unix_socket_directories = '\(directory.path)'
+            fsync = off
+            synchronous_commit = on
+            max_connections = 300
+            shared_buffers = 128MB
+            """
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dataDirectory + "/postgresql.conf"))
+        handle.seekToEndOfFile()
+        handle.write(Data(conf.utf8))
+        try handle.close()
+        try start()
+    }
+
+    /// Runs a PostgreSQL program (as the postgres user when root).
+    @discardableResult
+    func pg(_ tool: String, _ arguments: [String], check: Bool = true) throws -> String {
+        let program = binaries.appendingPathComponent(tool).path
+        if asPostgresUser {
+            return try runCommand(["runuser", "-u", "postgres", "--", program] + arguments, check: check)
+        }
+        return try runCommand([program] + arguments, check: check)
+    }
+
+    func start() throws {
+        try pg("pg_ctl", ["-D", dataDirectory, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "start"])
+    }
+
+    /// Stops the server (fast: open transactions are rolled back, connections cut).
+    func stop(mode: String = "fast") {
+        _ = try? pg("pg_ctl", ["-D", dataDirectory, "-w", "-t", "60", "-m", mode, "stop"], check: false)
+    }
+
+    /// Runs SQL through psql on `database`, returning unaligned tuples-only output.
+    @discardableResult
+    func psql(_ sql: String, database: String = "postgres") throws -> String {
+        try pg("psql", ["-h", directory.path, "-p", "\(port)", "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1",
+                        "-At", "-c", sql]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A new empty database; returns its name.
+    func createDatabase() throws -> String {
+        let name = "sync_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        try psql("CREATE DATABASE \(name)")
+        return name
+    }
+
+    /// The URL the server connects with (TCP on loopback, no TLS).
+    func url(database: String) -> String {
+        "postgres://postgres@127.0.0.1:\(port)/\(database)?sslmode=disable"
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// The real `reading-sync-server` executable, spawned on a free port (it prints the port it bound).
+///
+/// `@unchecked Sendable`: the constants are set in `init`; `Process` is only signalled and waited on.
+final class ServerProcess: @unchecked Sendable {
+    let process: Process
+    let port: Int
+    let logFile: URL
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts the server on `databaseURL` and waits (up to 60 s) for its "listening on" line.
+    static func start(databaseURL: String, arguments: [String] = []) throws -> ServerProcess {
+        guard let executable = builtExecutable(named: "reading-sync-server") else {
+            throw CommandError(command: ["reading-sync-server"], status: -1, output: "not built beside the tests")
+        }
+        let directory = try makeTemporaryDirectory("server")
+        let logFile = directory.appendingPathComponent("stderr.log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--database-url", databaseURL, "--port", "0", "--log-level", "warning",
+                             "--exit-when-stdin-closes"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        // A pipe the server watches: when this test process dies, the pipe closes and the server exits.
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        // Read stdout on a thread until the line appears (or EOF: the server exited).
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        let found = DispatchSemaphore(value: 0)
+        let box = PortBox()
+        Thread.detachNewThread {
+            var text = ""
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                // read(2) directly: FileHandle.availableData traps on EINTR.
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                text += String(decoding: buffer[..<count], as: UTF8.self)
+                if box.port == nil, let range = text.range(of: "listening on 127.0.0.1:"),
+                   let line = text[range.upperBound...].split(separator: "\n").first, let port = Int(line) {
+                    box.port = port
+                    found.signal()
+                }
+            }
+            found.signal()
+        }
+        _ = found.wait(timeout: .now() + 60)
+        guard let port = box.port else {
+            process.terminate()
+            process.waitUntilExit()
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            throw CommandError(command: ["reading-sync-server"], status: process.terminationStatus, output: log)
+        }
+        return ServerProcess(process: process, port: port, logFile: logFile, input: input)
+    }
+
+    /// Held open for the server's life (its end of file tells the server to exit).
+    private let input: Pipe
+
+    private init(process: Process, port: Int, logFile: URL, input: Pipe) {
+        self.input = input
+        self.process = process
+        self.port = port
+        self.logFile = logFile
+    }
+
+    /// SIGKILL: the process dies at once, mid-request.
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM and wait: graceful shutdown.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    /// What the server wrote to standard error.
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    deinit { if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) } }
+}
+
+/// The port found by the reader thread. `@unchecked Sendable`: guarded by a lock.
+private final class PortBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int?
+    var port: Int? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
