@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster on loopback for running the sync server locally.
-#   Server/Scripts/local-postgres.sh start [DIR]   -> prints DATABASE_URL=... (eval-able)
+#   Server/Scripts/local-postgres.sh start [DIR]   -> prints "export DATABASE_URL=..." (eval it)
 #   Server/Scripts/local-postgres.sh stop  [DIR]
 # DIR defaults to ./.local-postgres under Server/. As root, PostgreSQL runs as the `postgres` user.
 set -euo pipefail
@@ -24,7 +24,7 @@ start)
     elif ! as_pg "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
         as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w start >/dev/null
     fi
-    echo "DATABASE_URL=postgres://postgres@127.0.0.1:$(cat "$dir/port")/reading_sync?sslmode=disable"
+    echo "export DATABASE_URL=postgres://postgres@127.0.0.1:$(cat "$dir/port")/reading_sync?sslmode=disable"
     ;;
 stop)
     [ -d "$dir/data" ] && as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true
