@@ -160,8 +160,10 @@ public struct ReadingProjector {
     /// Folds one book event into `view` (nil before the book's BookAdded: an orphan is skipped).
     private func step(_ envelope: EventEnvelope, book: BookID, view: inout BookView?, deltas: inout Deltas) {
         let at = envelope.occurredAt
+        // `take()` moves the view out, so mutating it does not copy its arrays (the optional would
+        // otherwise still share them).
         if case .bookAdded(let e) = envelope.event {
-            if var existing = view {
+            if var existing = view.take() {
                 existing.metadata = e.metadata; existing.status = e.status; existing.inLibrary = true
                 existing.lastActivity = max(existing.lastActivity, at)
                 view = existing
@@ -176,7 +178,7 @@ public struct ReadingProjector {
         } else {
             // Every stored book event follows its BookAdded in canonical order (the decide step
             // guarantees it locally); an orphan (a hand-made import) is skipped.
-            guard var existing = view else { return }
+            guard var existing = view.take() else { return }
             existing.lastActivity = max(existing.lastActivity, at)
             existing.foldedEvents += 1
             fold(envelope, into: &existing, deltas: &deltas)
