@@ -351,7 +351,8 @@ public final class ReadingStore: Sendable {
         }
         let localIndices = envelopes.indices.filter { envelopes[$0].origin == nil }
         let envelopes = remoteIndices.isEmpty ? envelopes : localIndices.map { envelopes[$0] }
-        do { try checkRecorded(envelopes, txn) } catch let rejection as RecordedEventRejection where !remoteIndices.isEmpty {
+        let stored: Set<EventID>
+        do { stored = try checkRecorded(envelopes, txn) } catch let rejection as RecordedEventRejection where !remoteIndices.isEmpty {
             throw rejection.renumbered(localIndices)
         }
         // Only the first of each ID, and only IDs not stored, take sequence numbers.
@@ -359,7 +360,7 @@ public final class ReadingStore: Sendable {
         var fresh: [EventEnvelope] = []
         fresh.reserveCapacity(envelopes.count)
         for envelope in envelopes where seen.insert(envelope.eventID).inserted {
-            if try txn.get(log.eventIDs, envelope.eventID.uuid) == nil { fresh.append(envelope) }
+            if !stored.contains(envelope.eventID) { fresh.append(envelope) }
         }
         try stampLocal(&fresh, txn)
         return try appendAndFold(fresh, txn).appended + merged.appended
