@@ -57,8 +57,7 @@ extension ReadingStore {
                     accepted.append(envelope); continue
                 }
                 let stream = envelope.stream.description
-                var state = try states[stream] ?? BookState(envelopes: log.readStream(stream, from: 1, limit: .max, in: txn)
-                    .map(Self.envelope(of:)).sorted(by: ReadingProjector.canonicallyBefore))
+                var state = try states[stream] ?? decisionState(reader: envelope.reader, book: book, txn)
                 do {
                     let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
                     guard decided == [envelope.event] else {

@@ -134,9 +134,10 @@ public final class ReadingStore: Sendable {
     /// change (an abandoned goal leaves the home list, session seconds from exact instants with a
     /// one-minute reading-day minimum, each session interval in the zone of the event that began
     /// it); 3 since replicas (views folded in canonical order, with the origins of their registers
-    /// and the conflict rules of the Replication article). Opening a store of an older version
-    /// rebuilds its views once.
-    static let viewsVersion: UInt8 = 3
+    /// and the conflict rules of the Replication article); 4 since each book's decision state is
+    /// a view record of its own (`decisions`), what commands are decided on. Opening a store of an
+    /// older version rebuilds its views once.
+    static let viewsVersion: UInt8 = 4
 
     // MARK: Generations and checkpoints
 
@@ -242,8 +243,12 @@ public final class ReadingStore: Sendable {
 
     // MARK: Commands
 
-    /// Validates a book command against the book's history, appends the events it decides and
-    /// folds them into the views, all in one write transaction.
+    /// Validates a book command against the book's decision state, appends the events it decides
+    /// and folds them into the views, all in one write transaction.
+    ///
+    /// The decision state is the small record the views keep beside the book view
+    /// (``Projections/BookView/decision``), folded in the same transactions as the views: a command
+    /// reads that one record, never the book's stream.
     ///
     /// Retrying a command with the same ``CommandContext/commandID`` (after a crash or a lost
     /// reply) returns the events stored the first time and appends nothing.
@@ -252,33 +257,41 @@ public final class ReadingStore: Sendable {
     @discardableResult
     public func execute(_ command: BookCommand, book: BookID, context: CommandContext) throws -> [EventEnvelope] {
         let stream = StreamID.book(reader: context.reader, book: book)
-        return try execute(stream: stream, context: context) { envelopes in
-            var state = BookState()
-            for envelope in envelopes.sorted(by: ReadingProjector.canonicallyBefore) {
-                state.apply(envelope.event, occurredAt: envelope.occurredAt)
-            }
+        return try execute(stream: stream, context: context) { txn in
+            let state = try decisionState(reader: context.reader, book: book, txn)
             return try command.decide(for: book, in: state, at: context.occurredAt)
         }
     }
 
-    /// Validates a reader command (home order, profile), appends and folds it in one transaction.
+    /// Validates a reader command (home order, profile, challenge) against the reader's persisted
+    /// views, appends and folds it in one transaction.
     @discardableResult
     public func execute(_ command: ReaderCommand, context: CommandContext) throws -> [EventEnvelope] {
-        try execute(stream: .reader(context.reader), context: context) { envelopes in
-            var state = ReaderState()
-            for envelope in envelopes.sorted(by: ReadingProjector.canonicallyBefore) { state.apply(envelope.event) }
-            return try command.decide(in: state)
+        try execute(stream: .reader(context.reader), context: context) { txn in
+            let views = LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)])
+            let reader = try views.readerView(reader: context.reader) ?? ReaderView()
+            var challenges: [Int: ChallengeSet] = [:]
+            if case .setChallenge(let year, _, _) = command, let challenge = try views.yearView(reader: context.reader, year: year)?.challenge {
+                challenges[year] = challenge
+            }
+            return try command.decide(in: ReaderState(homeOrder: reader.homeOrder, nickname: reader.nickname, challenges: challenges))
         }
     }
 
+    /// The decision state of a book in the active views (a fresh state for a book never added).
+    func decisionState(reader: ReaderID, book: BookID, _ txn: ReadTransaction) throws -> BookState {
+        try LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)]).decisionState(reader: reader, book: book) ?? BookState()
+    }
+
     private func execute(stream: StreamID, context: CommandContext,
-                         decide: ([EventEnvelope]) throws -> [ReadingEvent]) throws -> [EventEnvelope] {
+                         decide: (WriteTransaction) throws -> [ReadingEvent]) throws -> [EventEnvelope] {
         // Check the zone and the instants before deciding, so a bad context is named as such
         // (a year-1 page record is out of range, not "backward").
         _ = try context.envelopes(for: [])
         // `submit` returns only after the leader ran the work, so `decide` never outlives this call.
         let result = try withoutActuallyEscaping(decide) { decide in try groupCommit.submit { [self] txn -> (stored: [EventEnvelope], isNew: Bool) in
-            // Fold anything another writer appended without folding, so views stay exactly-once.
+            // Fold anything another writer appended without folding, so views stay exactly-once
+            // and the decision state is current.
             try catchUpAll(txn)
             if try log.event(withID: context.commandID.uuid, in: txn) != nil {
                 var stored: [EventEnvelope] = []
@@ -287,14 +300,14 @@ public final class ReadingStore: Sendable {
                 }
                 return (stored: stored, isNew: false)
             }
-            let history = try log.readStream(stream.description, from: 1, limit: .max, in: txn).map(Self.envelope(of:))
-            let events = try decide(history)
+            let events = try decide(txn)
             guard !events.isEmpty else { return (stored: [EventEnvelope](), isNew: false) }
             var envelopes = try context.envelopes(for: events)
             try stampLocal(&envelopes, txn)
             let payloads = envelopes.map { NewEvent(eventID: $0.eventID.uuid, payload: BinaryEventCodec.encode($0)) }
+            let version = try log.streamVersion(of: stream.description, in: txn)
             let appended = try log.append(payloads, to: stream.description,
-                                          expectedVersion: history.isEmpty ? .noStream : .exactly(UInt64(history.count)), in: txn)
+                                          expectedVersion: version == 0 ? .noStream : .exactly(version), in: txn)
             for (index, entry) in appended.entries.enumerated() {
                 envelopes[index].position = entry.position
                 envelopes[index].streamVersion = entry.streamVersion

@@ -13,6 +13,8 @@ struct ViewDatabases: Sendable {
     typealias Table<Key: LMDBKeyCodec> = LMDBDatabase<Key, RawBytes>
     let generation: Int
     let books: Table<ReaderBookKey>
+    /// Each book's decision state (``BookView/decision``), beside its view: what a command reads.
+    let decisions: Table<ReaderBookKey>
     let days: Table<ReaderDayKey>
     let bookDays: Table<ReaderBookDayKey>
     let months: Table<ReaderMonthKey>
@@ -26,12 +28,12 @@ struct ViewDatabases: Sendable {
     /// Every table of the generation with its short name, in a fixed order (for digests and drops),
     /// as raw bytes: the same databases without their key types.
     var all: [(name: String, table: LMDBDatabase<RawBytes, RawBytes>)] {
-        [("books", books.untyped), ("days", days.untyped), ("bookDays", bookDays.untyped), ("months", months.untyped),
+        [("books", books.untyped), ("decisions", decisions.untyped), ("days", days.untyped), ("bookDays", bookDays.untyped), ("months", months.untyped),
          ("buckets", buckets.untyped), ("runs", runs.untyped), ("readers", readers.untyped), ("goals", goals.untyped),
          ("years", years.untyped)]
     }
 
-    static let tableNames = ["books", "days", "bookDays", "months", "buckets", "runs", "readers", "goals", "years"]
+    static let tableNames = ["books", "decisions", "days", "bookDays", "months", "buckets", "runs", "readers", "goals", "years"]
 
     static func name(_ table: String, generation: Int) -> String { "views.g\(generation).\(table)" }
 
@@ -40,7 +42,7 @@ struct ViewDatabases: Sendable {
         func open<Key: LMDBKeyCodec>(_ table: String, _ keys: Key.Type = Key.self) throws -> Table<Key> {
             try log.openDatabase(named: Self.name(table, generation: generation), keys: Key.self, values: RawBytes.self)
         }
-        books = try open("books"); days = try open("days"); bookDays = try open("bookDays")
+        books = try open("books"); decisions = try open("decisions"); days = try open("days"); bookDays = try open("bookDays")
         months = try open("months"); buckets = try open("buckets"); runs = try open("runs"); readers = try open("readers")
         goals = try open("goals"); years = try open("years")
     }
@@ -80,15 +82,24 @@ struct LMDBViewStore: ViewStore {
     }
 
     func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
-        try decode(txn.get(tables.books, (reader, book)), ViewRecordCodec.decodeBookView)
+        guard let bytes = try txn.get(tables.books, (reader, book)) else { return nil }
+        let decision = try decisionState(reader: reader, book: book) ?? BookState()
+        return try decode(bytes) { bytes throws(ViewDecodingError) in try ViewRecordCodec.decodeBookView(bytes, decision: decision) }
+    }
+    /// The book's persisted decision state alone (`nil` before the book has a view): one small
+    /// record, what ``ReadingStore/execute(_:book:context:)`` decides on.
+    func decisionState(reader: ReaderID, book: BookID) throws -> BookState? {
+        try decode(txn.get(tables.decisions, (reader, book)), ViewRecordCodec.decodeBookState)
     }
     mutating func putBookView(_ view: BookView) throws {
         try writer.put(tables.books, (view.reader, view.book), ViewRecordCodec.encode(view))
+        try writer.put(tables.decisions, (view.reader, view.book), ViewRecordCodec.encode(view.decision))
     }
     func bookViews(reader: ReaderID) throws -> [BookView] {
         var result: [BookView] = []
-        try forEach(tables.books, prefix: ReaderIDKey.encode(reader)) { _, value in
-            result.append(try decode(value, ViewRecordCodec.decodeBookView)!)
+        try forEach(tables.books, prefix: ReaderIDKey.encode(reader)) { key, value in
+            let decision = try decisionState(reader: key.0, book: key.1) ?? BookState()
+            result.append(try decode(value) { bytes throws(ViewDecodingError) in try ViewRecordCodec.decodeBookView(bytes, decision: decision) }!)
             return true
         }
         return result

@@ -35,6 +35,7 @@ public enum ViewDigest {
                 var shown = book
                 shown.lastOrigin = nil
                 add("book", ViewRecordCodec.encode(shown))
+                add("decision", ViewRecordCodec.encode(book.decision))
                 for (day, total) in try views.bookDayTotals(reader: reader, book: book.book, in: allDays) {
                     add("bookDay", DayKey.encode(day) + ViewRecordCodec.encode(total))
                 }

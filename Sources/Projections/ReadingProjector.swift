@@ -164,7 +164,6 @@ public struct ReadingProjector {
         // otherwise still share them).
         if case .bookAdded(let e) = envelope.event {
             if var existing = view.take() {
-                existing.metadata = e.metadata; existing.status = e.status; existing.inLibrary = true
                 existing.lastActivity = max(existing.lastActivity, at)
                 view = existing
             } else {
@@ -175,13 +174,20 @@ public struct ReadingProjector {
                     liked: false, likedAt: nil)
             }
             view!.foldedEvents += 1
+            view!.decision.apply(envelope.event, occurredAt: at)
+            view!.copyDecision()
         } else {
             // Every stored book event follows its BookAdded in canonical order (the decide step
             // guarantees it locally); an orphan (a hand-made import) is skipped.
             guard var existing = view.take() else { return }
             existing.lastActivity = max(existing.lastActivity, at)
             existing.foldedEvents += 1
-            fold(envelope, into: &existing, deltas: &deltas)
+            // The decision state first (the one copy of the rules for status, goal and finish),
+            // then what only the view keeps (page credits, session minutes, notes, finish days).
+            let wasFinished = existing.decision.isFinished, goalBefore = existing.decision.goal
+            existing.decision.apply(envelope.event, occurredAt: at)
+            existing.copyDecision()
+            fold(envelope, into: &existing, wasFinished: wasFinished, goalBefore: goalBefore, deltas: &deltas)
             view = existing
         }
         if let origin = envelope.origin { view!.lastOrigin = origin }
@@ -206,29 +212,20 @@ public struct ReadingProjector {
 
     // MARK: Book fold
 
-    private func fold(_ envelope: EventEnvelope, into view: inout BookView, deltas: inout Deltas) {
+    /// Folds what only the view keeps; the decision state has folded the event already and its
+    /// fields are copied (`wasFinished` and `goalBefore` are the state's before the event).
+    private func fold(_ envelope: EventEnvelope, into view: inout BookView, wasFinished: Bool, goalBefore: BookState.Goal?,
+                      deltas: inout Deltas) {
         let at = envelope.occurredAt
         let zone = envelope.timeZone
         switch envelope.event {
-        case .metadataCorrected(let e):
-            view.metadata = e.metadata
-        case .bookRemoved:
-            view.inLibrary = false; view.goal = nil
-        case .statusChanged(let e):
-            view.status = e.status
-        case .goalSet(let e):
-            view.goal = BookState.Goal(startDate: e.startDate, targetDate: e.targetDate, theme: e.theme)
-        case .goalChanged(let e):
-            view.goal?.targetDate = e.targetDate; view.goal?.theme = e.theme
-        case .goalDeleted:
-            view.goal = nil
+        case .metadataCorrected, .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted, .readThroughStarted,
+             .ratingSet, .ratingCleared:
+            break // the decision state's fields only
         case .pagesRead(let e):
             addMark(position: e.position, isCorrection: false, envelope, to: &view, deltas: &deltas)
-            if view.status != .finished { view.status = .reading }
         case .progressCorrected(let e):
             addMark(position: e.position, isCorrection: true, envelope, to: &view, deltas: &deltas)
-        case .readThroughStarted(let e):
-            view.readThrough = e.readThrough; view.isFinished = false; view.status = .reading
         case .sessionStarted(let e):
             view.sessions.append(SessionRecord(session: e.session, startedAt: at, timeZone: zone, intervals: [],
                                                runningSince: at, runningZone: zone, isFinished: false, reportedSeconds: nil,
@@ -264,20 +261,18 @@ public struct ReadingProjector {
             view.sessions.removeAll { $0.session == e.session && !$0.isFinished }
         case .bookFinished(let e):
             // Two devices finishing the same read-through: the first finish counts, once.
-            guard !view.isFinished else { break }
+            guard !wasFinished else { break }
             view.finishes.append(e.finishedOn)
-            view.isFinished = true; view.status = .finished
-            if let goal = view.goal { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
-            view.goal = nil
+            if let goal = goalBefore { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
             deltas.finishes[YearMonth(e.finishedOn), default: 0] += 1
             deltas.bookFinishes[Deltas.YearBookKey(year: e.finishedOn.year, book: view.book), default: 0] += 1
         case .finishUndone:
             if let last = view.finishes.popLast() {
                 deltas.finishes[YearMonth(last), default: 0] -= 1
                 deltas.bookFinishes[Deltas.YearBookKey(year: last.year, book: view.book), default: 0] -= 1
-                if let outcome = view.goalOutcome, outcome.finishedOn == last { view.goal = outcome.goal; view.goalOutcome = nil }
+                // The decision state restored the goal this finish ended (``BookState``).
+                if let outcome = view.goalOutcome, outcome.finishedOn == last { view.goalOutcome = nil }
             }
-            view.isFinished = false; view.status = .reading
         case .sentenceCollected(let e):
             view.sentences.append(TextNote(id: UUIDBox(e.sentence), text: e.text, page: e.page, createdAt: at, editedAt: at))
         case .sentenceEdited(let e):
@@ -294,14 +289,10 @@ public struct ReadingProjector {
             }
         case .memoRemoved(let e):
             view.memos.removeAll { $0.id == UUIDBox(e.memo) }
-        case .ratingSet(let e):
-            view.rating = e.rating
-        case .ratingCleared:
-            view.rating = nil
         case .bookLiked:
-            view.liked = true; view.likedAt = at
+            view.likedAt = at
         case .bookUnliked:
-            view.liked = false; view.likedAt = nil
+            view.likedAt = nil
         case .bookAdded, .homeOrderSet, .profileUpdated, .challengeSet, .unknown:
             break
         }
@@ -448,6 +439,16 @@ public struct ReadingProjector {
         try store.removeStreakRun(reader: reader, start: run.start)
         if run.start < day { try store.putStreakRun(reader: reader, StreakRun(start: run.start, end: day.adding(days: -1))) }
         if day < run.end { try store.putStreakRun(reader: reader, StreakRun(start: day.adding(days: 1), end: run.end)) }
+    }
+}
+
+extension BookView {
+    /// Copies the decision state's fields into the view (after every event folded into both).
+    fileprivate mutating func copyDecision() {
+        if let metadata = decision.metadata { self.metadata = metadata }
+        status = decision.status; inLibrary = decision.isInLibrary; goal = decision.goal
+        readThrough = decision.readThrough; isFinished = decision.isFinished
+        rating = decision.rating; liked = decision.isLiked
     }
 }
 

@@ -182,6 +182,13 @@ public struct BookView: Hashable, Sendable {
     /// How many of the book's events this view has folded (orphans before the book was added are
     /// not counted); the last one's ordinal is the ``PageEntry/order`` of its page entry.
     public var foldedEvents: UInt64 = 0
+    /// The decision state of the book: what a command on it is decided on, folded by
+    /// ``BookState/apply(_:occurredAt:)`` from the same events as this view. It is the one copy of
+    /// the rules for the book's library status, goal, finish, read-through, rating and like: the
+    /// view's ``metadata``, ``status``, ``inLibrary``, ``goal``, ``readThrough``, ``isFinished``,
+    /// ``rating`` and ``liked`` are copied from it after every event. The store persists it as a
+    /// record of its own beside the view.
+    public var decision = BookState()
 
     /// The position reached in the current read-through: its highest effective position (see
     /// ``PageTimeline/position``: a lower mark merged from another device after a higher one

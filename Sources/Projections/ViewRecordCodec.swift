@@ -1,3 +1,4 @@
+import Foundation
 import ReadingEvents
 
 /// A record that could not be read back: names what was being read and where.
@@ -76,7 +77,10 @@ public enum ViewRecordCodec {
     }
 
     /// Decodes a book view; a typed error for anything malformed.
-    public static func decodeBookView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BookView {
+    ///
+    /// The view's decision state (``BookView/decision``) is a record of its own (see
+    /// `encode(_: BookState)`, ``decodeBookState(_:)``): pass it as `decision`.
+    public static func decodeBookView(_ bytes: some Collection<UInt8>, decision: BookState = BookState()) throws(ViewDecodingError) -> BookView {
         var r = ByteReader(Array(bytes), record: "BookView")
         let version = try r.expectFormat()
         let reader = ReaderID(bytes: try r.bytes16("reader"))!
@@ -140,7 +144,79 @@ public enum ViewRecordCodec {
         return BookView(reader: reader, book: book, metadata: metadata, status: status, inLibrary: inLibrary, addedAt: addedAt,
                         lastActivity: lastActivity, goal: goal, goalOutcome: outcome, readThrough: readThrough, entries: entries,
                         finishes: finishes, isFinished: isFinished, sentences: sentences, memos: memos, sessions: sessions,
-                        rating: rating, liked: liked, likedAt: likedAt, lastOrigin: lastOrigin, foldedEvents: foldedEvents)
+                        rating: rating, liked: liked, likedAt: likedAt, lastOrigin: lastOrigin, foldedEvents: foldedEvents,
+                        decision: decision)
+    }
+
+    // MARK: Decision states
+
+    /// The format of decision-state records (their own numbering: they were introduced with
+    /// view-record format 3).
+    public static let decisionFormat: UInt8 = 1
+
+    /// Encodes a book's decision state: the small record a command is decided on. Sets are
+    /// written in identifier order, so the same state always encodes to the same bytes.
+    public static func encode(_ s: BookState) -> [UInt8] {
+        var w = ByteWriter()
+        w.u8(decisionFormat)
+        w.optional(s.book) { w, b in w.bytes16(b.bytes) }
+        w.bool(s.isInLibrary); w.bool(s.isRemoved)
+        w.optional(s.metadata) { w, m in w.metadata(m) }
+        w.u8(s.status.code)
+        w.optional(s.goal) { w, g in w.goal(g) }
+        w.optional(s.goalEndedByFinish) { w, g in w.goal(g) }
+        w.u64(s.eventCount); w.int(s.readThrough); w.bool(s.isFinished)
+        w.array(s.timeline.marks) { w, m in
+            w.i64(m.occurredAt.microseconds); w.u64(m.sequence); w.int(m.position); w.bool(m.isCorrection)
+        }
+        let sentences = s.sentences.map(BookState.UUIDKey.init).sorted()
+        let memos = s.memos.map(BookState.UUIDKey.init).sorted()
+        let open = s.openSessions.sorted { BookState.UUIDKey($0.key) < BookState.UUIDKey($1.key) }
+        // The used IDs are written once: live sentences, memos and open sessions are among them.
+        let live = Set(sentences).union(memos).union(open.map { BookState.UUIDKey($0.key) })
+        let retired = s.usedIDs.subtracting(live).sorted()
+        w.array(sentences) { w, k in w.uuid(k.uuid) }
+        w.array(memos) { w, k in w.uuid(k.uuid) }
+        w.array(open) { w, entry in w.uuid(entry.key.uuid); w.bool(entry.value == .paused) }
+        w.array(retired) { w, k in w.uuid(k.uuid) }
+        w.optional(s.rating) { w, r in w.u8(UInt8(r.quarters)) }
+        w.bool(s.isLiked)
+        return w.bytes
+    }
+
+    /// Decodes a book's decision state; a typed error for anything malformed.
+    public static func decodeBookState(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BookState {
+        var r = ByteReader(Array(bytes), record: "BookState")
+        let format = try r.u8("format")
+        guard format == decisionFormat else { throw r.error("format", "decision record format \(format), this build reads \(decisionFormat)") }
+        let book = try r.optional("book") { r throws(ViewDecodingError) in BookID(bytes: try r.bytes16("book"))! }
+        let isInLibrary = try r.bool("isInLibrary"), isRemoved = try r.bool("isRemoved")
+        let metadata = try r.optional("metadata") { r throws(ViewDecodingError) in try r.metadata() }
+        let status = try r.status()
+        let goal = try r.optional("goal") { r throws(ViewDecodingError) in try r.goal() }
+        let ended = try r.optional("goalEndedByFinish") { r throws(ViewDecodingError) in try r.goal() }
+        let eventCount = try r.u64("eventCount"), readThrough = try r.int("readThrough"), isFinished = try r.bool("isFinished")
+        var timeline = PageTimeline()
+        for mark in try r.array("marks", { r throws(ViewDecodingError) in
+            PageTimeline.Mark(occurredAt: Timestamp(microseconds: try r.i64("mark.occurredAt")), sequence: try r.u64("mark.sequence"),
+                              position: try r.int("mark.position"), isCorrection: try r.bool("mark.isCorrection"))
+        }) { timeline.insert(mark) }
+        let sentences = try r.array("sentences") { r throws(ViewDecodingError) in SentenceID(try r.uuid("sentence")) }
+        let memos = try r.array("memos") { r throws(ViewDecodingError) in MemoID(try r.uuid("memo")) }
+        let open = try r.array("openSessions") { r throws(ViewDecodingError) in
+            (SessionID(try r.uuid("session")), try r.bool("session.paused") ? BookState.SessionPhase.paused : .running)
+        }
+        let retired = try r.array("retiredIDs") { r throws(ViewDecodingError) in BookState.UUIDKey(uuid: try r.uuid("retiredID")) }
+        let rating = try r.optional("rating") { r throws(ViewDecodingError) in try r.rating() }
+        let isLiked = try r.bool("isLiked")
+        try r.expectEnd()
+        var used = Set(retired)
+        used.formUnion(sentences.map(BookState.UUIDKey.init)); used.formUnion(memos.map(BookState.UUIDKey.init))
+        used.formUnion(open.map { BookState.UUIDKey($0.0) })
+        return BookState(restoring: book, isInLibrary: isInLibrary, isRemoved: isRemoved, metadata: metadata, status: status,
+                         goal: goal, goalEndedByFinish: ended, timeline: timeline, eventCount: eventCount, readThrough: readThrough,
+                         isFinished: isFinished, sentences: Set(sentences), memos: Set(memos), usedIDs: used,
+                         openSessions: Dictionary(open, uniquingKeysWith: { a, _ in a }), rating: rating, isLiked: isLiked)
     }
 
     // MARK: Year views
@@ -262,6 +338,7 @@ struct ByteWriter {
     mutating func origin(_ o: EventOrigin) { u64(o.stamp); bytes16(o.replica.bytes); u64(o.sequence) }
     mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func bytes16(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+    mutating func uuid(_ u: UUID) { withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) } }
     mutating func string(_ s: String) { let u = Array(s.utf8); u32(UInt32(u.count)); bytes.append(contentsOf: u) }
     mutating func date(_ d: LocalDate) { i64(Int64(d.dayNumber)) }
     mutating func optional<T>(_ v: T?, _ body: (inout ByteWriter, T) -> Void) {
@@ -325,6 +402,7 @@ struct ByteReader {
         return v
     }
     mutating func bytes16(_ field: String) throws(ViewDecodingError) -> [UInt8] { Array(try take(16, field)) }
+    mutating func uuid(_ field: String) throws(ViewDecodingError) -> UUID { UUID(bytes: try take(16, field))! }
     mutating func origin(_ field: String) throws(ViewDecodingError) -> EventOrigin {
         let stamp = try u64(field + ".stamp")
         let replica = ReplicaID(bytes: try bytes16(field + ".replica"))!

@@ -1,4 +1,15 @@
+import Foundation
+
 /// What the decide step knows about one book of one reader: the fold of that book's stream.
+///
+/// This is the one copy of the rules for the facts a command is decided on (library status,
+/// goal, finish, read-through, page marks, open sessions, sentences, memos, rating, like): the
+/// store's book view embeds it (`BookView.decision` in Projections), folds it with
+/// ``apply(_:occurredAt:)`` and copies its status, goal and finish from it, and the store persists
+/// it as a small record beside the view, so a command reads that record instead of its stream.
+/// Events arriving from other replicas are folded in canonical order, and the rules resolve their
+/// conflicts (a second finish of one read-through counts once; an undone finish restores the goal
+/// it ended).
 ///
 /// `apply(_:)` is total: it never fails, so a state can always be rebuilt from stored events,
 /// including events that an older build would have rejected. `Sendable`: a value type.
@@ -43,7 +54,8 @@ public struct BookState: Hashable, Sendable {
     public private(set) var timeline = PageTimeline()
     /// The page reached in the current read-through.
     public var position: Int { timeline.position }
-    private var sequence: UInt64 = 0
+    /// How many events were folded (the sequence of the latest page mark).
+    public private(set) var eventCount: UInt64 = 0
     /// The current read-through: 1 for the first reading, 2 for the first re-read, ...
     public private(set) var readThrough = 1
     /// Whether the current read-through is finished.
@@ -64,6 +76,19 @@ public struct BookState: Hashable, Sendable {
     /// A fresh state: the book was never added.
     public init() {}
 
+    /// A state restored field by field (a persisted decision record); every fold goes through
+    /// ``apply(_:occurredAt:)`` instead.
+    public init(restoring book: BookID?, isInLibrary: Bool, isRemoved: Bool, metadata: BookMetadata?, status: ReadingStatus,
+                goal: Goal?, goalEndedByFinish: Goal?, timeline: PageTimeline, eventCount: UInt64, readThrough: Int,
+                isFinished: Bool, sentences: Set<SentenceID>, memos: Set<MemoID>, usedIDs: Set<UUIDKey>,
+                openSessions: [SessionID: SessionPhase], rating: Rating?, isLiked: Bool) {
+        self.book = book; self.isInLibrary = isInLibrary; self.isRemoved = isRemoved; self.metadata = metadata
+        self.status = status; self.goal = goal; self.goalEndedByFinish = goalEndedByFinish; self.timeline = timeline
+        self.eventCount = eventCount; self.readThrough = readThrough; self.isFinished = isFinished
+        self.sentences = sentences; self.memos = memos; self.usedIDs = usedIDs; self.openSessions = openSessions
+        self.rating = rating; self.isLiked = isLiked
+    }
+
     /// The state after `envelopes`, in log order.
     public init(envelopes: some Sequence<EventEnvelope>) {
         self.init()
@@ -71,14 +96,23 @@ public struct BookState: Hashable, Sendable {
     }
 
     /// A UUID used as a set key regardless of which kind of identifier it came from.
-    public struct UUIDKey: Hashable, Sendable {
-        let bytes: [UInt8]
-        init<T>(_ id: TaggedID<T>) { bytes = id.bytes }
+    ///
+    /// `Sendable`: a UUID.
+    public struct UUIDKey: Hashable, Sendable, Comparable {
+        /// The UUID.
+        public let uuid: UUID
+        /// The key of an identifier.
+        public init<T>(_ id: TaggedID<T>) { uuid = id.uuid }
+        /// The key of a UUID.
+        public init(uuid: UUID) { self.uuid = uuid }
+        /// Orders by the UUID's bytes.
+        public static func < (l: UUIDKey, r: UUIDKey) -> Bool { TaggedID<SessionTag>(l.uuid) < TaggedID<SessionTag>(r.uuid) }
     }
 
     /// Folds one event of this book's stream, which happened at `occurredAt`, into the state.
     public mutating func apply(_ event: ReadingEvent, occurredAt: Timestamp) {
-        sequence += 1
+        eventCount += 1
+        let sequence = eventCount
         switch event {
         case .bookAdded(let e):
             book = e.book; isInLibrary = true; isRemoved = false; metadata = e.metadata
@@ -116,9 +150,16 @@ public struct BookState: Hashable, Sendable {
         case .sessionDiscarded(let e):
             openSessions[e.session] = nil
         case .bookFinished:
+            // Two devices finishing the same read-through: the first finish (in canonical order)
+            // counts, once.
+            guard !isFinished else { break }
             isFinished = true; status = .finished; goalEndedByFinish = goal; goal = nil
         case .finishUndone:
-            isFinished = false; status = .reading; goal = goalEndedByFinish; goalEndedByFinish = nil
+            // An undo restores the goal its finish ended; a second undo (from another device)
+            // has none to restore and leaves the goal as it is.
+            isFinished = false; status = .reading
+            if let ended = goalEndedByFinish { goal = ended }
+            goalEndedByFinish = nil
         case .sentenceCollected(let e):
             sentences.insert(e.sentence); usedIDs.insert(UUIDKey(e.sentence))
         case .sentenceEdited:
@@ -158,6 +199,12 @@ public struct ReaderState: Hashable, Sendable {
 
     /// A fresh state.
     public init() {}
+
+    /// A state restored from what the views keep (the store decides reader commands on its
+    /// persisted reader and year views, which fold the same registers in canonical order).
+    public init(homeOrder: [BookID], nickname: String?, challenges: [Int: ChallengeSet]) {
+        self.homeOrder = homeOrder; self.nickname = nickname; self.challenges = challenges
+    }
 
     /// Folds one event of the reader's stream into the state.
     public mutating func apply(_ event: ReadingEvent) {

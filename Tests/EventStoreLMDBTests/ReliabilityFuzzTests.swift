@@ -42,7 +42,10 @@ import Testing
             }
             let all = LocalDate(dayNumber: 0)...LocalDate(dayNumber: 40_000)
             for reader in try views.readers() {
-                for view in try views.bookViews(reader: reader) { self.views.append((0, ViewRecordCodec.encode(view))) }
+                for view in try views.bookViews(reader: reader) {
+                    self.views.append((0, ViewRecordCodec.encode(view)))
+                    self.views.append((7, ViewRecordCodec.encode(view.decision)))
+                }
                 for (_, total) in try views.dayTotals(reader: reader, in: all) { self.views.append((1, ViewRecordCodec.encode(total))) }
                 let months = YearMonth(LocalDate(dayNumber: 0))...YearMonth(LocalDate(dayNumber: 40_000))
                 for (_, total) in try views.monthTotals(reader: reader, in: months) { self.views.append((2, ViewRecordCodec.encode(total))) }
@@ -146,7 +149,8 @@ import Testing
                 }
             default:
                 let (viewKind, original) = corpus.views[Int.random(in: 0..<corpus.views.count, using: &rng)]
-                let bytes = kind == 6 ? Self.mutate(original, &rng) : [ViewRecordCodec.format] + Self.randomBytes(&rng, max: 120)
+                let format = viewKind == 7 ? ViewRecordCodec.decisionFormat : ViewRecordCodec.format
+                let bytes = kind == 6 ? Self.mutate(original, &rng) : [format] + Self.randomBytes(&rng, max: 120)
                 do {
                     switch viewKind {
                     case 0: let v = try ViewRecordCodec.decodeBookView(bytes); #expect(try ViewRecordCodec.decodeBookView(ViewRecordCodec.encode(v)) == v)
@@ -155,7 +159,8 @@ import Testing
                     case 3: let v = try ViewRecordCodec.decodeBucketTotals(bytes); #expect(try ViewRecordCodec.decodeBucketTotals(ViewRecordCodec.encode(v)) == v)
                     case 4: let v = try ViewRecordCodec.decodeStreakRun(bytes); #expect(try ViewRecordCodec.decodeStreakRun(ViewRecordCodec.encode(v)) == v)
                     case 5: let v = try ViewRecordCodec.decodeReaderView(bytes); #expect(try ViewRecordCodec.decodeReaderView(ViewRecordCodec.encode(v)) == v)
-                    default: let v = try ViewRecordCodec.decodeYearView(bytes); #expect(try ViewRecordCodec.decodeYearView(ViewRecordCodec.encode(v)) == v)
+                    case 6: let v = try ViewRecordCodec.decodeYearView(bytes); #expect(try ViewRecordCodec.decodeYearView(ViewRecordCodec.encode(v)) == v)
+                    default: let v = try ViewRecordCodec.decodeBookState(bytes); #expect(try ViewRecordCodec.decodeBookState(ViewRecordCodec.encode(v)) == v)
                     }
                     accepted[kind] += 1
                 } catch { #expect(!error.field.isEmpty && !error.problem.isEmpty) }

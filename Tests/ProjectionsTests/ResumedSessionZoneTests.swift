@@ -44,7 +44,8 @@ struct ResumedSessionZoneTests {
 
         // The zones survive the stored form of the book view.
         let view = try #require(try store.bookView(reader: r, book: book))
-        #expect(try ViewRecordCodec.decodeBookView(ViewRecordCodec.encode(view)) == view)
+        #expect(try ViewRecordCodec.decodeBookView(ViewRecordCodec.encode(view), decision: view.decision) == view)
+        #expect(try ViewRecordCodec.decodeBookState(ViewRecordCodec.encode(view.decision)) == view.decision)
     }
 
     @Test func aTimerResumedElsewhereAndNotYetStoppedKeepsItsZone() throws {
@@ -55,7 +56,8 @@ struct ResumedSessionZoneTests {
         #expect(open.runningSince == instant("2026-06-10T20:00:00-07:00"))
         #expect(open.runningZone == zone("America/Los_Angeles"))
         let view = try #require(try store.bookView(reader: h.reader, book: book))
-        #expect(try ViewRecordCodec.decodeBookView(ViewRecordCodec.encode(view)) == view)
+        #expect(try ViewRecordCodec.decodeBookView(ViewRecordCodec.encode(view), decision: view.decision) == view)
+        #expect(try ViewRecordCodec.decodeBookState(ViewRecordCodec.encode(view.decision)) == view.decision)
         // Open sessions count nothing until finished.
         #expect(try store.timeOfDay(reader: h.reader).seconds == [0, 0, 0, 0])
     }
@@ -74,7 +76,7 @@ struct ResumedSessionZoneTests {
         current[0] = 2
         var expected = view
         expected.foldedEvents = 0
-        #expect(try ViewRecordCodec.decodeBookView(current) == expected)
+        #expect(try ViewRecordCodec.decodeBookView(current, decision: view.decision) == expected)
         // Format 1 is format 2 without the zone markers. This record ends with the one interval's
         // zone marker (0: the session's zone), no running interval (1 byte), finished (1), the
         // reported 600 s (1 + 8), no end position (1), no rating (1), not liked (1), no likedAt (1):
@@ -84,7 +86,7 @@ struct ResumedSessionZoneTests {
         old[0] = 1
         #expect(old[old.count - 16] == 0)
         old.remove(at: old.count - 16)
-        #expect(try ViewRecordCodec.decodeBookView(old) == expected)
+        #expect(try ViewRecordCodec.decodeBookView(old, decision: view.decision) == expected)
         #expect(view.sessions.first?.intervals.first?.timeZone == zone("Asia/Seoul"))
     }
 
