@@ -135,7 +135,8 @@ public final class ReadingStore: Sendable {
     /// one-minute reading-day minimum, each session interval in the zone of the event that began
     /// it); 3 since replicas (views folded in canonical order, with the origins of their registers
     /// and the conflict rules of the Replication article); 4 since each book's decision state is
-    /// a view record of its own (`decisions`), what commands are decided on. Opening a store of an
+    /// a view record of its own (`decisions`), what commands are decided on, and book views are
+    /// stored split (a summary in `books`, one record per page entry, session, sentence and memo). Opening a store of an
     /// older version rebuilds its views once.
     static let viewsVersion: UInt8 = 4
 

@@ -120,6 +120,9 @@ typealias ReaderBookKey = KeyPair<ReaderIDKey, BookIDKey>
 typealias ReaderDayKey = KeyPair<ReaderIDKey, DayKey>
 /// `bookDays`: reader, book, day.
 typealias ReaderBookDayKey = KeyPair<ReaderBookKey, DayKey>
+/// (reader, book, index): a book view's detail records (page entries, sessions, sentences, memos),
+/// each under its index in the view's array, so they read back in the view's order.
+typealias ReaderBookIndexKey = KeyPair<ReaderBookKey, BigEndianUInt32>
 /// `months`: reader, month.
 typealias ReaderMonthKey = KeyPair<ReaderIDKey, MonthKey>
 /// `years`: reader, year.

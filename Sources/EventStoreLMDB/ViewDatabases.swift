@@ -12,7 +12,14 @@ struct ViewDatabases: Sendable {
     /// A view table: typed keys, view records (``ViewRecordCodec``) as values.
     typealias Table<Key: LMDBKeyCodec> = LMDBDatabase<Key, RawBytes>
     let generation: Int
+    /// Book-view summaries (``ViewRecordCodec/encodeSummary(_:)``): everything but the details.
     let books: Table<ReaderBookKey>
+    /// A book view's details, one record each under its index in the view's array: written only
+    /// when it changes, so an event rewrites the records it touches, not the book's history.
+    let bookEntries: Table<ReaderBookIndexKey>
+    let bookSessions: Table<ReaderBookIndexKey>
+    let bookSentences: Table<ReaderBookIndexKey>
+    let bookMemos: Table<ReaderBookIndexKey>
     /// Each book's decision state (``BookView/decision``), beside its view: what a command reads.
     let decisions: Table<ReaderBookKey>
     let days: Table<ReaderDayKey>
@@ -28,12 +35,13 @@ struct ViewDatabases: Sendable {
     /// Every table of the generation with its short name, in a fixed order (for digests and drops),
     /// as raw bytes: the same databases without their key types.
     var all: [(name: String, table: LMDBDatabase<RawBytes, RawBytes>)] {
-        [("books", books.untyped), ("decisions", decisions.untyped), ("days", days.untyped), ("bookDays", bookDays.untyped), ("months", months.untyped),
+        [("books", books.untyped), ("bookEntries", bookEntries.untyped), ("bookSessions", bookSessions.untyped),
+         ("bookSentences", bookSentences.untyped), ("bookMemos", bookMemos.untyped), ("decisions", decisions.untyped), ("days", days.untyped), ("bookDays", bookDays.untyped), ("months", months.untyped),
          ("buckets", buckets.untyped), ("runs", runs.untyped), ("readers", readers.untyped), ("goals", goals.untyped),
          ("years", years.untyped)]
     }
 
-    static let tableNames = ["books", "decisions", "days", "bookDays", "months", "buckets", "runs", "readers", "goals", "years"]
+    static let tableNames = ["books", "bookEntries", "bookSessions", "bookSentences", "bookMemos", "decisions", "days", "bookDays", "months", "buckets", "runs", "readers", "goals", "years"]
 
     static func name(_ table: String, generation: Int) -> String { "views.g\(generation).\(table)" }
 
@@ -45,6 +53,8 @@ struct ViewDatabases: Sendable {
         books = try open("books"); decisions = try open("decisions"); days = try open("days"); bookDays = try open("bookDays")
         months = try open("months"); buckets = try open("buckets"); runs = try open("runs"); readers = try open("readers")
         goals = try open("goals"); years = try open("years")
+        bookEntries = try open("bookEntries"); bookSessions = try open("bookSessions")
+        bookSentences = try open("bookSentences"); bookMemos = try open("bookMemos")
     }
 }
 
@@ -83,23 +93,70 @@ struct LMDBViewStore: ViewStore {
 
     func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
         guard let bytes = try txn.get(tables.books, (reader, book)) else { return nil }
+        return try assemble(reader: reader, book: book, summary: bytes)
+    }
+    /// A book view from its summary record, its decision record and its detail records.
+    private func assemble(reader: ReaderID, book: BookID, summary bytes: [UInt8]) throws -> BookView {
         let decision = try decisionState(reader: reader, book: book) ?? BookState()
-        return try decode(bytes) { bytes throws(ViewDecodingError) in try ViewRecordCodec.decodeBookView(bytes, decision: decision) }
+        var (view, isSummary) = try decode(bytes) { bytes throws(ViewDecodingError) in
+            try ViewRecordCodec.decodeBookSummary(bytes, decision: decision)
+        }!
+        // A whole view written by an earlier build holds its details itself.
+        guard isSummary else { return view }
+        view.entries = try details(tables.bookEntries, reader, book, ViewRecordCodec.decodePageEntry)
+        view.sessions = try details(tables.bookSessions, reader, book, ViewRecordCodec.decodeSessionRecord)
+        view.sentences = try details(tables.bookSentences, reader, book, ViewRecordCodec.decodeTextNote)
+        view.memos = try details(tables.bookMemos, reader, book, ViewRecordCodec.decodeTextNote)
+        return view
+    }
+    /// The detail records of one book in one table, in index order; a gap in the indices is damage.
+    private func details<T>(_ table: ViewDatabases.Table<ReaderBookIndexKey>, _ reader: ReaderID, _ book: BookID,
+                            _ decoder: ([UInt8]) throws(ViewDecodingError) -> T) throws -> [T] {
+        var result: [T] = []
+        try forEach(table, prefix: ReaderBookKey.encode((reader, book))) { key, value in
+            guard key.1 == UInt32(result.count) else {
+                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has detail \(key.1) where \(result.count) was expected")
+            }
+            result.append(try decode(value, decoder)!)
+            return true
+        }
+        return result
     }
     /// The book's persisted decision state alone (`nil` before the book has a view): one small
     /// record, what ``ReadingStore/execute(_:book:context:)`` decides on.
     func decisionState(reader: ReaderID, book: BookID) throws -> BookState? {
         try decode(txn.get(tables.decisions, (reader, book)), ViewRecordCodec.decodeBookState)
     }
+    /// Writes the view's summary and decision records, and of its detail records only those that
+    /// differ from what is stored (compared byte for byte): a page record appended to a book adds
+    /// one entry record, whatever the length of the book's history.
     mutating func putBookView(_ view: BookView) throws {
-        try writer.put(tables.books, (view.reader, view.book), ViewRecordCodec.encode(view))
-        try writer.put(tables.decisions, (view.reader, view.book), ViewRecordCodec.encode(view.decision))
+        let w = try writer
+        try w.put(tables.books, (view.reader, view.book), ViewRecordCodec.encodeSummary(view))
+        try w.put(tables.decisions, (view.reader, view.book), ViewRecordCodec.encode(view.decision))
+        try putDetails(w, tables.bookEntries, view, view.entries.map(ViewRecordCodec.encode))
+        try putDetails(w, tables.bookSessions, view, view.sessions.map(ViewRecordCodec.encode))
+        try putDetails(w, tables.bookSentences, view, view.sentences.map(ViewRecordCodec.encode))
+        try putDetails(w, tables.bookMemos, view, view.memos.map(ViewRecordCodec.encode))
+    }
+    private func putDetails(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey>, _ view: BookView,
+                            _ records: [[UInt8]]) throws {
+        var same = [Bool](repeating: false, count: records.count)
+        var stale: [UInt32] = []
+        try w.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((view.reader, view.book))) { key, value in
+            let index = Int(try BigEndianUInt32.decode(UnsafeRawBufferPointer(rebasing: key[32...])))
+            if index < records.count { same[index] = records[index].elementsEqual(value) } else { stale.append(UInt32(index)) }
+            return true
+        }
+        for (index, record) in records.enumerated() where !same[index] {
+            try w.put(table, ((view.reader, view.book), UInt32(index)), record)
+        }
+        for index in stale { try w.delete(table, ((view.reader, view.book), index)) }
     }
     func bookViews(reader: ReaderID) throws -> [BookView] {
         var result: [BookView] = []
         try forEach(tables.books, prefix: ReaderIDKey.encode(reader)) { key, value in
-            let decision = try decisionState(reader: key.0, book: key.1) ?? BookState()
-            result.append(try decode(value) { bytes throws(ViewDecodingError) in try ViewRecordCodec.decodeBookView(bytes, decision: decision) }!)
+            result.append(try assemble(reader: key.0, book: key.1, summary: value))
             return true
         }
         return result

@@ -5,7 +5,8 @@ public struct LMDBEnvironmentOptions: Sendable, Equatable {
     public var mapSize: Int
     /// The number of reader slots in the lock file (LMDB's default is 126).
     public var maxReaders: UInt32
-    /// The number of named databases the environment may open.
+    /// The number of named databases the environment may open (a reading store opens about 40:
+    /// the log's, the indexes, the sync tables and two generations of views).
     public var maxDatabases: UInt32
     /// Opens with `MDB_RDONLY`: every ``LMDBEnvironment/write(_:)`` fails with `EACCES`.
     public var readOnly: Bool
@@ -14,7 +15,7 @@ public struct LMDBEnvironmentOptions: Sendable, Equatable {
     public init(
         mapSize: Int = 16 << 20,
         maxReaders: UInt32 = 126,
-        maxDatabases: UInt32 = 32,
+        maxDatabases: UInt32 = 64,
         readOnly: Bool = false
     ) {
         self.mapSize = mapSize

@@ -36,9 +36,13 @@ public enum ViewRecordCodec {
     // MARK: Book views
 
     /// Encodes a book view.
-    public static func encode(_ v: BookView) -> [UInt8] {
+    public static func encode(_ v: BookView) -> [UInt8] { encodeBook(v, details: true) }
+
+    /// A whole book view (`details`: record format ``format``) or its summary (``summaryFormat``):
+    /// one layout, the summary without the four detail arrays.
+    private static func encodeBook(_ v: BookView, details: Bool) -> [UInt8] {
         var w = ByteWriter()
-        w.u8(format)
+        w.u8(details ? format : summaryFormat)
         w.bytes16(v.reader.bytes); w.bytes16(v.book.bytes)
         w.metadata(v.metadata)
         w.u8(v.status.code); w.bool(v.inLibrary)
@@ -46,27 +50,13 @@ public enum ViewRecordCodec {
         w.optional(v.goal) { w, g in w.goal(g) }
         w.optional(v.goalOutcome) { w, o in w.goal(o.goal); w.date(o.finishedOn) }
         w.int(v.readThrough)
-        w.array(v.entries) { w, e in
-            w.u64(e.order); w.i64(e.occurredAt.microseconds); w.date(e.day); w.u8(UInt8(e.bucket.rawValue))
-            w.int(e.readThrough); w.int(e.position); w.u8(e.kind.rawValue); w.int(e.effective); w.int(e.credited)
-        }
+        if details { w.array(v.entries) { w, e in w.entry(e) } }
         w.array(v.finishes) { w, d in w.date(d) }
         w.bool(v.isFinished)
-        w.array(v.sentences) { w, n in w.note(n) }
-        w.array(v.memos) { w, n in w.note(n) }
-        w.array(v.sessions) { w, s in
-            w.bytes16(s.session.bytes); w.i64(s.startedAt.microseconds); w.string(s.timeZone.identifier)
-            // A zone is written only where it is not the session's own (a resume in another city).
-            func otherZone(_ zone: ZoneID?) -> ZoneID? { zone == s.timeZone ? nil : zone }
-            w.array(s.intervals) { w, i in
-                w.i64(i.start.microseconds); w.i64(i.end.microseconds); w.optional(otherZone(i.timeZone)) { w, z in w.string(z.identifier) }
-            }
-            w.optional(s.runningSince) { w, t in
-                w.i64(t.microseconds); w.optional(otherZone(s.runningZone)) { w, z in w.string(z.identifier) }
-            }
-            w.bool(s.isFinished)
-            w.optional(s.reportedSeconds) { w, x in w.int(x) }
-            w.optional(s.endPosition) { w, x in w.int(x) }
+        if details {
+            w.array(v.sentences) { w, n in w.note(n) }
+            w.array(v.memos) { w, n in w.note(n) }
+            w.array(v.sessions) { w, s in w.session(s) }
         }
         w.optional(v.rating) { w, r in w.u8(UInt8(r.quarters)) }
         w.bool(v.liked)
@@ -82,70 +72,50 @@ public enum ViewRecordCodec {
     /// `encode(_: BookState)`, ``decodeBookState(_:)``): pass it as `decision`.
     public static func decodeBookView(_ bytes: some Collection<UInt8>, decision: BookState = BookState()) throws(ViewDecodingError) -> BookView {
         var r = ByteReader(Array(bytes), record: "BookView")
-        let version = try r.expectFormat()
-        let reader = ReaderID(bytes: try r.bytes16("reader"))!
-        let book = BookID(bytes: try r.bytes16("book"))!
-        let metadata = try r.metadata()
-        let status = try r.status()
-        let inLibrary = try r.bool("inLibrary")
-        let addedAt = Timestamp(microseconds: try r.i64("addedAt"))
-        let lastActivity = Timestamp(microseconds: try r.i64("lastActivity"))
-        let goal = try r.optional("goal") { r throws(ViewDecodingError) in try r.goal() }
-        let outcome = try r.optional("goalOutcome") { r throws(ViewDecodingError) in
-            GoalOutcome(goal: try r.goal(), finishedOn: try r.date("goalOutcome.finishedOn"))
-        }
-        let readThrough = try r.int("readThrough")
-        let entries = try r.array("entries") { r throws(ViewDecodingError) in
-            PageEntry(order: try r.u64("entry.order"), occurredAt: Timestamp(microseconds: try r.i64("entry.occurredAt")),
-                      day: try r.date("entry.day"), bucket: try r.bucket(), readThrough: try r.int("entry.readThrough"),
-                      position: try r.int("entry.position"), kind: try r.entryKind(), effective: try r.int("entry.effective"),
-                      credited: try r.int("entry.credited"))
-        }
-        let finishes = try r.array("finishes") { r throws(ViewDecodingError) in try r.date("finish") }
-        let isFinished = try r.bool("isFinished")
-        let sentences = try r.array("sentences") { r throws(ViewDecodingError) in try r.note() }
-        let memos = try r.array("memos") { r throws(ViewDecodingError) in try r.note() }
-        let sessions = try r.array("sessions") { r throws(ViewDecodingError) in
-            let session = SessionID(bytes: try r.bytes16("session.id"))!
-            let startedAt = Timestamp(microseconds: try r.i64("session.startedAt"))
-            let sessionZone = ZoneID(unchecked: try r.string("session.timeZone"))
-            // Format 1 has no zones per interval: every interval ran in the session's zone.
-            func zone(_ r: inout ByteReader, _ field: String) throws(ViewDecodingError) -> ZoneID {
-                guard version >= 2 else { return sessionZone }
-                return try r.optional(field) { r throws(ViewDecodingError) in ZoneID(unchecked: try r.string(field)) } ?? sessionZone
-            }
-            let intervals = try r.array("session.intervals") { r throws(ViewDecodingError) in
-                SessionRecord.ClosedInterval(start: Timestamp(microseconds: try r.i64("interval.start")),
-                                             end: Timestamp(microseconds: try r.i64("interval.end")),
-                                             timeZone: try zone(&r, "interval.timeZone"))
-            }
-            var runningZone: ZoneID?
-            let runningSince = try r.optional("session.runningSince") { r throws(ViewDecodingError) in
-                let since = Timestamp(microseconds: try r.i64("session.runningSince"))
-                runningZone = try zone(&r, "session.runningZone")
-                return since
-            }
-            return SessionRecord(
-                session: session, startedAt: startedAt, timeZone: sessionZone, intervals: intervals,
-                runningSince: runningSince, runningZone: runningZone,
-                isFinished: try r.bool("session.isFinished"),
-                reportedSeconds: try r.optional("session.reportedSeconds") { r throws(ViewDecodingError) in try r.int("session.reportedSeconds") },
-                endPosition: try r.optional("session.endPosition") { r throws(ViewDecodingError) in try r.int("session.endPosition") })
-        }
-        let rating = try r.optional("rating") { r throws(ViewDecodingError) in try r.rating() }
-        let liked = try r.bool("liked")
-        let likedAt = try r.optional("likedAt") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("likedAt")) }
-        var lastOrigin: EventOrigin?, foldedEvents: UInt64 = 0
-        if version >= 3 {
-            lastOrigin = try r.optional("lastOrigin") { r throws(ViewDecodingError) in try r.origin("lastOrigin") }
-            foldedEvents = try r.u64("foldedEvents")
-        }
-        try r.expectEnd()
-        return BookView(reader: reader, book: book, metadata: metadata, status: status, inLibrary: inLibrary, addedAt: addedAt,
-                        lastActivity: lastActivity, goal: goal, goalOutcome: outcome, readThrough: readThrough, entries: entries,
-                        finishes: finishes, isFinished: isFinished, sentences: sentences, memos: memos, sessions: sessions,
-                        rating: rating, liked: liked, likedAt: likedAt, lastOrigin: lastOrigin, foldedEvents: foldedEvents,
-                        decision: decision)
+        return try r.book(version: try r.expectFormat(), decision: decision)
+    }
+
+    // MARK: Book views split for storage
+
+    /// The format byte of a book-view summary record: the view without its entries, sessions,
+    /// sentences and memos, which are records of their own (one per page entry, session, sentence and memo). A record
+    /// with a lower format byte is a whole view written by an earlier build (``decodeBookView(_:decision:)``).
+    public static let summaryFormat: UInt8 = 4
+    /// The format byte of a detail record (one page entry, session, sentence or memo).
+    public static let detailFormat: UInt8 = 1
+
+    /// Encodes a book view's summary: every field but its entries, sessions, sentences and memos
+    /// (and its decision state, a record of its own).
+    public static func encodeSummary(_ v: BookView) -> [UInt8] { encodeBook(v, details: false) }
+
+    /// Decodes a stored book-view record: a summary (``summaryFormat``; its details empty, to be
+    /// read from their own records: `isSummary` true), or a whole view of an earlier format.
+    public static func decodeBookSummary(_ bytes: some Collection<UInt8>, decision: BookState = BookState()) throws(ViewDecodingError) -> (view: BookView, isSummary: Bool) {
+        guard bytes.first == summaryFormat else { return (try decodeBookView(bytes, decision: decision), false) }
+        var r = ByteReader(Array(bytes), record: "BookSummary")
+        return (try r.book(version: try r.u8("format"), decision: decision), true)
+    }
+
+    /// Encodes one page entry as a detail record.
+    public static func encode(_ e: PageEntry) -> [UInt8] { var w = ByteWriter(); w.u8(detailFormat); w.entry(e); return w.bytes }
+    /// Decodes a page-entry detail record.
+    public static func decodePageEntry(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> PageEntry {
+        var r = ByteReader(Array(bytes), record: "PageEntry"); try r.expectDetailFormat()
+        let e = try r.entry(); try r.expectEnd(); return e
+    }
+    /// Encodes one session as a detail record.
+    public static func encode(_ s: SessionRecord) -> [UInt8] { var w = ByteWriter(); w.u8(detailFormat); w.session(s); return w.bytes }
+    /// Decodes a session detail record.
+    public static func decodeSessionRecord(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> SessionRecord {
+        var r = ByteReader(Array(bytes), record: "SessionRecord"); try r.expectDetailFormat()
+        let s = try r.session(version: format); try r.expectEnd(); return s
+    }
+    /// Encodes one sentence or memo as a detail record.
+    public static func encode(_ n: TextNote) -> [UInt8] { var w = ByteWriter(); w.u8(detailFormat); w.note(n); return w.bytes }
+    /// Decodes a sentence or memo detail record.
+    public static func decodeTextNote(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> TextNote {
+        var r = ByteReader(Array(bytes), record: "TextNote"); try r.expectDetailFormat()
+        let n = try r.note(); try r.expectEnd(); return n
     }
 
     // MARK: Decision states
@@ -345,6 +315,24 @@ struct ByteWriter {
         if let v { u8(1); body(&self, v) } else { u8(0) }
     }
     mutating func array<T>(_ a: [T], _ body: (inout ByteWriter, T) -> Void) { u32(UInt32(a.count)); for x in a { body(&self, x) } }
+    mutating func entry(_ e: PageEntry) {
+        u64(e.order); i64(e.occurredAt.microseconds); date(e.day); u8(UInt8(e.bucket.rawValue))
+        int(e.readThrough); int(e.position); u8(e.kind.rawValue); int(e.effective); int(e.credited)
+    }
+    mutating func session(_ s: SessionRecord) {
+        bytes16(s.session.bytes); i64(s.startedAt.microseconds); string(s.timeZone.identifier)
+        // A zone is written only where it is not the session's own (a resume in another city).
+        func otherZone(_ zone: ZoneID?) -> ZoneID? { zone == s.timeZone ? nil : zone }
+        array(s.intervals) { w, i in
+            w.i64(i.start.microseconds); w.i64(i.end.microseconds); w.optional(otherZone(i.timeZone)) { w, z in w.string(z.identifier) }
+        }
+        optional(s.runningSince) { w, t in
+            w.i64(t.microseconds); w.optional(otherZone(s.runningZone)) { w, z in w.string(z.identifier) }
+        }
+        bool(s.isFinished)
+        optional(s.reportedSeconds) { w, x in w.int(x) }
+        optional(s.endPosition) { w, x in w.int(x) }
+    }
     mutating func goal(_ g: BookState.Goal) { date(g.startDate); date(g.targetDate); optional(g.theme) { w, t in w.string(t.rawValue) } }
     mutating func note(_ n: TextNote) {
         bytes16(n.id.bytes); string(n.text); optional(n.page) { w, p in w.int(p) }
@@ -381,6 +369,10 @@ struct ByteReader {
             throw error("format", "record format \(f), this build reads \(ViewRecordCodec.oldestReadableFormat) ... \(ViewRecordCodec.format)")
         }
         return f
+    }
+    mutating func expectDetailFormat() throws(ViewDecodingError) {
+        let f = try u8("format")
+        guard f == ViewRecordCodec.detailFormat else { throw error("format", "detail record format \(f), this build reads \(ViewRecordCodec.detailFormat)") }
     }
     func expectEnd() throws(ViewDecodingError) {
         guard offset == bytes.count else { throw error("end", "\(bytes.count - offset) trailing bytes") }
@@ -452,6 +444,81 @@ struct ByteReader {
     mutating func rating() throws(ViewDecodingError) -> Rating {
         let q = try u8("rating")
         do { return try Rating(quarters: Int(q)) } catch { throw self.error("rating", error.detail) }
+    }
+    /// A book view of record format `version` (1 ... ``ViewRecordCodec/format``: a whole view),
+    /// or a summary (``ViewRecordCodec/summaryFormat``: the same layout without the four detail
+    /// arrays, which come back empty).
+    mutating func book(version: UInt8, decision: BookState) throws(ViewDecodingError) -> BookView {
+        let details = version != ViewRecordCodec.summaryFormat
+        let reader = ReaderID(bytes: try bytes16("reader"))!
+        let book = BookID(bytes: try bytes16("book"))!
+        let metadata = try metadata()
+        let status = try status()
+        let inLibrary = try bool("inLibrary")
+        let addedAt = Timestamp(microseconds: try i64("addedAt"))
+        let lastActivity = Timestamp(microseconds: try i64("lastActivity"))
+        let goal = try optional("goal") { r throws(ViewDecodingError) in try r.goal() }
+        let outcome = try optional("goalOutcome") { r throws(ViewDecodingError) in
+            GoalOutcome(goal: try r.goal(), finishedOn: try r.date("goalOutcome.finishedOn"))
+        }
+        let readThrough = try int("readThrough")
+        let entries = details ? try array("entries") { r throws(ViewDecodingError) in try r.entry() } : []
+        let finishes = try array("finishes") { r throws(ViewDecodingError) in try r.date("finish") }
+        let isFinished = try bool("isFinished")
+        var sentences: [TextNote] = [], memos: [TextNote] = [], sessions: [SessionRecord] = []
+        if details {
+            sentences = try array("sentences") { r throws(ViewDecodingError) in try r.note() }
+            memos = try array("memos") { r throws(ViewDecodingError) in try r.note() }
+            sessions = try array("sessions") { r throws(ViewDecodingError) in try r.session(version: version) }
+        }
+        let rating = try optional("rating") { r throws(ViewDecodingError) in try r.rating() }
+        let liked = try bool("liked")
+        let likedAt = try optional("likedAt") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("likedAt")) }
+        var lastOrigin: EventOrigin?, foldedEvents: UInt64 = 0
+        if version >= 3 {
+            lastOrigin = try optional("lastOrigin") { r throws(ViewDecodingError) in try r.origin("lastOrigin") }
+            foldedEvents = try u64("foldedEvents")
+        }
+        try expectEnd()
+        return BookView(reader: reader, book: book, metadata: metadata, status: status, inLibrary: inLibrary, addedAt: addedAt,
+                        lastActivity: lastActivity, goal: goal, goalOutcome: outcome, readThrough: readThrough, entries: entries,
+                        finishes: finishes, isFinished: isFinished, sentences: sentences, memos: memos, sessions: sessions,
+                        rating: rating, liked: liked, likedAt: likedAt, lastOrigin: lastOrigin, foldedEvents: foldedEvents,
+                        decision: decision)
+    }
+    mutating func entry() throws(ViewDecodingError) -> PageEntry {
+        PageEntry(order: try u64("entry.order"), occurredAt: Timestamp(microseconds: try i64("entry.occurredAt")),
+                  day: try date("entry.day"), bucket: try bucket(), readThrough: try int("entry.readThrough"),
+                  position: try int("entry.position"), kind: try entryKind(), effective: try int("entry.effective"),
+                  credited: try int("entry.credited"))
+    }
+    /// A session as record format `version` wrote it (format 1 has no zones per interval: every
+    /// interval ran in the session's zone).
+    mutating func session(version: UInt8) throws(ViewDecodingError) -> SessionRecord {
+        let session = SessionID(bytes: try bytes16("session.id"))!
+        let startedAt = Timestamp(microseconds: try i64("session.startedAt"))
+        let sessionZone = ZoneID(unchecked: try string("session.timeZone"))
+        func zone(_ r: inout ByteReader, _ field: String) throws(ViewDecodingError) -> ZoneID {
+            guard version >= 2 else { return sessionZone }
+            return try r.optional(field) { r throws(ViewDecodingError) in ZoneID(unchecked: try r.string(field)) } ?? sessionZone
+        }
+        let intervals = try array("session.intervals") { r throws(ViewDecodingError) in
+            SessionRecord.ClosedInterval(start: Timestamp(microseconds: try r.i64("interval.start")),
+                                         end: Timestamp(microseconds: try r.i64("interval.end")),
+                                         timeZone: try zone(&r, "interval.timeZone"))
+        }
+        var runningZone: ZoneID?
+        let runningSince = try optional("session.runningSince") { r throws(ViewDecodingError) in
+            let since = Timestamp(microseconds: try r.i64("session.runningSince"))
+            runningZone = try zone(&r, "session.runningZone")
+            return since
+        }
+        return SessionRecord(
+            session: session, startedAt: startedAt, timeZone: sessionZone, intervals: intervals,
+            runningSince: runningSince, runningZone: runningZone,
+            isFinished: try bool("session.isFinished"),
+            reportedSeconds: try optional("session.reportedSeconds") { r throws(ViewDecodingError) in try r.int("session.reportedSeconds") },
+            endPosition: try optional("session.endPosition") { r throws(ViewDecodingError) in try r.int("session.endPosition") })
     }
     mutating func goal() throws(ViewDecodingError) -> BookState.Goal {
         BookState.Goal(startDate: try date("goal.startDate"), targetDate: try date("goal.targetDate"),

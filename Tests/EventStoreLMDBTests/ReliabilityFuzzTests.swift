@@ -45,6 +45,10 @@ import Testing
                 for view in try views.bookViews(reader: reader) {
                     self.views.append((0, ViewRecordCodec.encode(view)))
                     self.views.append((7, ViewRecordCodec.encode(view.decision)))
+                    self.views.append((8, ViewRecordCodec.encodeSummary(view)))
+                    for entry in view.entries.prefix(3) { self.views.append((9, ViewRecordCodec.encode(entry))) }
+                    for session in view.sessions.prefix(3) { self.views.append((10, ViewRecordCodec.encode(session))) }
+                    for note in (view.sentences + view.memos).prefix(3) { self.views.append((11, ViewRecordCodec.encode(note))) }
                 }
                 for (_, total) in try views.dayTotals(reader: reader, in: all) { self.views.append((1, ViewRecordCodec.encode(total))) }
                 let months = YearMonth(LocalDate(dayNumber: 0))...YearMonth(LocalDate(dayNumber: 40_000))
@@ -149,7 +153,12 @@ import Testing
                 }
             default:
                 let (viewKind, original) = corpus.views[Int.random(in: 0..<corpus.views.count, using: &rng)]
-                let format = viewKind == 7 ? ViewRecordCodec.decisionFormat : ViewRecordCodec.format
+                let format = switch viewKind {
+                case 7: ViewRecordCodec.decisionFormat
+                case 8: ViewRecordCodec.summaryFormat
+                case 9, 10, 11: ViewRecordCodec.detailFormat
+                default: ViewRecordCodec.format
+                }
                 let bytes = kind == 6 ? Self.mutate(original, &rng) : [format] + Self.randomBytes(&rng, max: 120)
                 do {
                     switch viewKind {
@@ -160,7 +169,13 @@ import Testing
                     case 4: let v = try ViewRecordCodec.decodeStreakRun(bytes); #expect(try ViewRecordCodec.decodeStreakRun(ViewRecordCodec.encode(v)) == v)
                     case 5: let v = try ViewRecordCodec.decodeReaderView(bytes); #expect(try ViewRecordCodec.decodeReaderView(ViewRecordCodec.encode(v)) == v)
                     case 6: let v = try ViewRecordCodec.decodeYearView(bytes); #expect(try ViewRecordCodec.decodeYearView(ViewRecordCodec.encode(v)) == v)
-                    default: let v = try ViewRecordCodec.decodeBookState(bytes); #expect(try ViewRecordCodec.decodeBookState(ViewRecordCodec.encode(v)) == v)
+                    case 7: let v = try ViewRecordCodec.decodeBookState(bytes); #expect(try ViewRecordCodec.decodeBookState(ViewRecordCodec.encode(v)) == v)
+                    case 8:
+                        let v = try ViewRecordCodec.decodeBookSummary(bytes).view
+                        #expect(try ViewRecordCodec.decodeBookSummary(ViewRecordCodec.encodeSummary(v)).view == v)
+                    case 9: let v = try ViewRecordCodec.decodePageEntry(bytes); #expect(try ViewRecordCodec.decodePageEntry(ViewRecordCodec.encode(v)) == v)
+                    case 10: let v = try ViewRecordCodec.decodeSessionRecord(bytes); #expect(try ViewRecordCodec.decodeSessionRecord(ViewRecordCodec.encode(v)) == v)
+                    default: let v = try ViewRecordCodec.decodeTextNote(bytes); #expect(try ViewRecordCodec.decodeTextNote(ViewRecordCodec.encode(v)) == v)
                     }
                     accepted[kind] += 1
                 } catch { #expect(!error.field.isEmpty && !error.problem.isEmpty) }

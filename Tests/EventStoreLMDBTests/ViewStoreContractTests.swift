@@ -96,6 +96,66 @@ import Testing
         }
     }
 
+    /// A book view written again with its detail arrays shortened, shifted, changed and grown
+    /// reads back exactly as written last (the LMDB store keeps one record per detail and rewrites
+    /// only those that differ, so stale and shifted records must go).
+    @Test(arguments: Kind.allCases)
+    func aBookViewRewrittenWithOtherDetailsReadsBackAsWritten(_ kind: Kind) throws {
+        let reader = try #require(try Self.source.readers().first)
+        let original = try #require(try Self.source.bookViews(reader: reader).max { $0.entries.count < $1.entries.count })
+        #expect(original.entries.count > 3)
+        var changed = original
+        changed.entries.removeFirst()                       // every later entry shifts down
+        if !changed.entries.isEmpty { changed.entries[changed.entries.count / 2].credited += 7 }
+        changed.sessions = Array(changed.sessions.dropLast())
+        changed.memos = []
+        var note = try #require(try Self.source.bookViews(reader: reader).lazy.flatMap { $0.sentences + $0.memos }.first)
+        note.id = UUIDBox(SentenceID()); note.text = "새 문장"
+        changed.sentences.append(note)
+        changed.lastActivity = Timestamp(microseconds: original.lastActivity.microseconds + 1)
+        func roundTrip(_ views: inout some ViewStore) throws {
+            try views.putBookView(original)
+            try views.putBookView(changed)
+        }
+        switch kind {
+        case .inMemory:
+            var views = InMemoryViewStore()
+            try roundTrip(&views)
+            #expect(try views.bookView(reader: reader, book: original.book) == changed)
+        case .cachingOverInMemory:
+            var views = CachingViewStore(base: InMemoryViewStore())
+            try roundTrip(&views)
+            try views.flush()
+            #expect(try views.base.bookView(reader: reader, book: original.book) == changed)
+        case .lmdb:
+            try withTempDirectory { dir in
+                let store = try ReadingStore.open(at: dir.child("store"))
+                let tables = store.generations[1]
+                // In two transactions, so the second compares against committed records.
+                try store.log.environment.write { txn in
+                    var views = LMDBViewStore(txn: txn, tables: tables)
+                    try views.putBookView(original)
+                }
+                try store.log.environment.write { txn in
+                    var views = LMDBViewStore(txn: txn, tables: tables)
+                    try views.putBookView(changed)
+                }
+                try store.log.environment.read { txn throws -> Void in
+                    #expect(try LMDBViewStore(txn: txn, tables: tables).bookView(reader: reader, book: original.book) == changed)
+                    func count(_ table: ViewDatabases.Table<ReaderBookIndexKey>) throws -> Int {
+                        var n = 0
+                        try txn.forEach(table) { _, _ in n += 1; return true }
+                        return n
+                    }
+                    #expect(try count(tables.bookEntries) == changed.entries.count)
+                    #expect(try count(tables.bookSessions) == changed.sessions.count)
+                    #expect(try count(tables.bookSentences) == changed.sentences.count)
+                    #expect(try count(tables.bookMemos) == 0)
+                }
+            }
+        }
+    }
+
     /// Writes every record of the source through the protocol.
     static func fill(_ views: inout some ViewStore) throws {
         for reader in try source.readers() {
