@@ -19,6 +19,8 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
 
     private var books: [BookKey: BookView?] = [:]
     private var dirtyBooks: Set<BookKey> = []
+    /// Books handed over by ``takeBookView(reader:book:)`` and not yet given back.
+    private var takenBooks: Set<BookKey> = []
     private var days: [DayKey: DayTotal] = [:]
     private var dirtyDays: Set<DayKey> = []
     private var bookDays: [BookDayKey: DayTotal] = [:]
@@ -37,6 +39,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
 
     /// Writes every changed record to the base store, in key order, and empties the cache.
     public mutating func flush() throws {
+        precondition(takenBooks.isEmpty, "a book view taken with takeBookView was not given back")
         for key in dirtyReaders.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
             if let view = readerViews[key] ?? nil { try base.putReaderView(reader: key, view) }
         }
@@ -62,12 +65,31 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     }
 
     public func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
-        if let cached = books[BookKey(reader: reader, book: book)] { return cached }
+        let key = BookKey(reader: reader, book: book)
+        precondition(!takenBooks.contains(key), "book \(book) is taken: put it back before reading it")
+        if let cached = books[key] { return cached }
         return try base.bookView(reader: reader, book: book)
     }
     public mutating func putBookView(_ view: BookView) throws {
         let key = BookKey(reader: view.reader, book: view.book)
+        takenBooks.remove(key)
         books[key] = .some(view); dirtyBooks.insert(key)
+    }
+    /// Hands the view over and drops the cache's reference until it comes back (see
+    /// ``ViewStore/takeBookView(reader:book:)``), so the fold changes it in place.
+    public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
+        let key = BookKey(reader: reader, book: book)
+        precondition(!takenBooks.contains(key), "book \(book) is taken already")
+        let view = try books.removeValue(forKey: key) ?? base.bookView(reader: reader, book: book)
+        if view != nil { takenBooks.insert(key) } else { books[key] = .some(nil) }
+        return view
+    }
+    /// Takes back an unchanged view: cached again, and written at the flush only if it was
+    /// changed before it was taken.
+    public mutating func restoreBookView(_ view: BookView) throws {
+        let key = BookKey(reader: view.reader, book: view.book)
+        takenBooks.remove(key)
+        books[key] = .some(view)
     }
     public func bookViews(reader: ReaderID) throws -> [BookView] {
         precondition(dirtyBooks.isEmpty, "flush before listing")

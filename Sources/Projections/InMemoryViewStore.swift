@@ -27,6 +27,12 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
 
     public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { books[BookKey(reader: reader, book: book)] }
     public mutating func putBookView(_ view: BookView) throws { books[BookKey(reader: view.reader, book: view.book)] = view }
+    /// Removes the view while the caller changes it (see ``ViewStore/takeBookView(reader:book:)``).
+    public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
+        books.removeValue(forKey: BookKey(reader: reader, book: book))
+    }
+    /// Puts a taken view back.
+    public mutating func restoreBookView(_ view: BookView) throws { try putBookView(view) }
     public func bookViews(reader: ReaderID) throws -> [BookView] {
         books.values.filter { $0.reader == reader }.sorted { $0.book < $1.book }
     }

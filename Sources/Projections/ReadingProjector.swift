@@ -72,8 +72,11 @@ public struct ReadingProjector {
              .sentenceRemoved, .memoWritten, .memoEdited, .memoRemoved, .ratingSet, .ratingCleared, .bookLiked,
              .bookUnliked:
             guard let book = envelope.event.book else { break }
-            var view = try store.bookView(reader: readerID, book: book)
+            // Taken, not read: the store keeps no reference while the view changes, so the fold
+            // changes its arrays in place.
+            var view = try store.takeBookView(reader: readerID, book: book)
             if let folded = view?.lastOrigin, envelope.origin.map({ $0 < folded }) ?? true {
+                try store.restoreBookView(view!)
                 outcome = .needsRefold(reader: readerID, book: book)
                 break
             }

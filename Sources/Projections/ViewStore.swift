@@ -13,6 +13,14 @@ public protocol ViewStore {
     mutating func putBookView(_ view: BookView) throws
     /// Every book view of the reader, in book-ID order.
     func bookViews(reader: ReaderID) throws -> [BookView]
+    /// The view of one book, read to be changed and then put back: with ``putBookView(_:)``
+    /// after a change, or unchanged with ``restoreBookView(_:)``. A store that keeps views in
+    /// memory hands the view over without keeping a reference meanwhile, so changing it copies
+    /// none of its arrays (the fold changes a book view once per event). No other read of the
+    /// book may come between the two calls.
+    mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView?
+    /// Gives back, unchanged, a view taken with ``takeBookView(reader:book:)``: nothing is written.
+    mutating func restoreBookView(_ view: BookView) throws
 
     /// The totals of one day (zero when nothing was read).
     func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal
@@ -69,4 +77,14 @@ public protocol ViewStore {
     mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws
     /// Every reader with a record, in ID order.
     func readers() throws -> [ReaderID]
+}
+
+extension ViewStore {
+    /// The default: ``bookView(reader:book:)`` (a store that keeps no views in memory has no
+    /// reference to give up).
+    public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
+        try bookView(reader: reader, book: book)
+    }
+    /// The default: nothing (the view was never handed over).
+    public mutating func restoreBookView(_ view: BookView) throws {}
 }
