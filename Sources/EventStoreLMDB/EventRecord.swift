@@ -171,14 +171,11 @@ enum EventRecord {
         withUnsafeBytes(of: id.uuid) { Array($0) }
     }
 
-    /// The UUID in 16 bytes at `offset`.
+    /// The UUID in 16 bytes at `offset` (one unaligned load). Precondition: the caller checked
+    /// that `bytes` holds them (a short buffer traps on the range check below, never reads past it).
     static func uuid(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UUID {
-        // Zeroes, not `UUID().uuid`: a random UUID reads the random device on every record.
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &value) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)]))
-        }
-        return UUID(uuid: value)
+        precondition(offset >= 0 && offset + 16 <= bytes.count, "16 UUID bytes at \(offset) of \(bytes.count)")
+        return UUID(uuid: bytes.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
     }
 
     static func readUInt64(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {

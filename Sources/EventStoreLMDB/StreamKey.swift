@@ -169,13 +169,11 @@ public struct StreamKey: Hashable, Sendable, CustomStringConvertible {
         return key
     }
 
-    /// The UUID in 16 bytes at `offset` (a copy of the bytes, no parsing).
+    /// The UUID in the 16 bytes at `offset` (one unaligned load, no parsing). Precondition: the
+    /// caller checked that `bytes` holds them.
     private static func uuid(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UUID {
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &value) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)]))
-        }
-        return UUID(uuid: value)
+        precondition(offset >= 0 && offset + 16 <= bytes.count, "16 UUID bytes at \(offset) of \(bytes.count)")
+        return UUID(uuid: bytes.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
     }
 
     /// Why bytes are not a stream key.
