@@ -51,6 +51,15 @@ extension EventLog {
         try append([StreamAppend(stream: stream, expectedVersion: expectedVersion, events: events)], in: txn)
     }
 
+    /// Appends a batch to the stream `key` inside the caller's write transaction: the form
+    /// ``ReadingStore`` uses (no stream text). Same rules as ``append(_:to:expectedVersion:in:)``.
+    @discardableResult
+    public func append(
+        _ events: [NewEvent], to key: StreamKey, expectedVersion: ExpectedVersion = .any, in txn: WriteTransaction
+    ) throws -> AppendResult {
+        try append([StreamAppend(key: key, expectedVersion: expectedVersion, events: events)], in: txn)
+    }
+
     /// Appends to several streams inside the caller's write transaction (see
     /// ``append(_:to:expectedVersion:in:)``).
     @discardableResult
@@ -63,7 +72,7 @@ extension EventLog {
         entries.reserveCapacity(parts.reduce(0) { $0 + $1.events.count })
 
         for part in parts {
-            let streamBytes = try Self.validatedStreamBytes(part.stream)
+            let streamBytes = try part.key.encoded()
             // First pass: which events are already stored (or earlier in this append)?
             var known: [Int: AppendResult.Entry] = [:]
             var pendingIDs = Set<UUID>()
@@ -80,10 +89,11 @@ extension EventLog {
                 }
             }
             let hasNew = known.count < part.events.count
-            var version = try txn.get(streams, part.stream)
+            var version: UInt64? = nil
+            if let stored = try txn.rawValue(streams, streamBytes) { version = try BigEndianUInt64.decode(stored) }
             if hasNew && !part.expectedVersion.isSatisfied(by: version) {
                 throw EventStoreError.wrongExpectedVersion(
-                    stream: part.stream, expected: part.expectedVersion, actual: version)
+                    stream: part.key.description, expected: part.expectedVersion, actual: version)
             }
             // Second pass: write the new events in order.
             let partStart = entries.count
@@ -101,12 +111,12 @@ extension EventLog {
                 let streamVersion = (version ?? 0) + 1
                 version = streamVersion
                 let record = EventRecord.encode(
-                    position: last, streamVersion: streamVersion, eventID: event.eventID, stream: part.stream,
+                    position: last, streamVersion: streamVersion, eventID: event.eventID, streamKey: streamBytes,
                     payload: event.payload, prevHash: head)
                 try txn.putRaw(events, BigEndianUInt64.encode(last), record, flags: .append)
                 try txn.putRaw(eventIDs, UUIDKey.encode(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
                 try txn.putRaw(
-                    streamIndex, StreamIndexKey.encode((streamBytes, streamVersion)), BigEndianUInt64.encode(last),
+                    streamIndex, streamBytes + BigEndianUInt64.encode(streamVersion), BigEndianUInt64.encode(last),
                     flags: .noOverwrite)
                 head = EventRecord.hash(record)
                 let entry = AppendResult.Entry(eventID: event.eventID, position: last, streamVersion: streamVersion, isNew: true)
@@ -119,7 +129,7 @@ extension EventLog {
                 handled[entry.eventID] = entry
             }
             if hasNew, let version {
-                try txn.put(streams, part.stream, version)
+                try txn.putRaw(streams, streamBytes, BigEndianUInt64.encode(version), flags: [])
             }
         }
         if entries.contains(where: \.isNew) {
@@ -133,14 +143,5 @@ extension EventLog {
     /// appends call it; call it after committing a transaction that used an `in:` append.
     public func notifyObservers() {
         appendSignals.signalAll()
-    }
-
-    /// The UTF-8 bytes of a valid stream name.
-    static func validatedStreamBytes(_ stream: String) throws(EventStoreError) -> [UInt8] {
-        let bytes = Array(stream.utf8)
-        guard !bytes.isEmpty, bytes.count <= maxStreamNameBytes, !bytes.contains(0) else {
-            throw EventStoreError.invalidStreamName(stream)
-        }
-        return bytes
     }
 }

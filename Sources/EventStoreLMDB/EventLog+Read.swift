@@ -16,6 +16,11 @@ extension EventLog {
         return try bytes.withUnsafeBytes { try BigEndianUInt64.decode($0) }
     }
 
+    /// The current version of the stream `key` (0 when it has no events).
+    public func streamVersion(of key: StreamKey) throws -> UInt64 {
+        try environment.read { try streamVersion(of: key, in: $0) }
+    }
+
     /// The current version of `stream` (0 when it has no events).
     public func streamVersion(of stream: String) throws -> UInt64 {
         try environment.read { try streamVersion(of: stream, in: $0) }
@@ -23,7 +28,13 @@ extension EventLog {
 
     /// The version of `stream` as seen by `txn` (0 when it has no events).
     public func streamVersion(of stream: String, in txn: ReadTransaction) throws -> UInt64 {
-        try txn.get(streams, stream) ?? 0
+        try streamVersion(of: StreamKey(name: stream), in: txn)
+    }
+
+    /// The version of the stream `key` as seen by `txn` (0 when it has no events).
+    public func streamVersion(of key: StreamKey, in txn: ReadTransaction) throws -> UInt64 {
+        guard let bytes = try txn.rawValue(streams, try key.encoded()) else { return 0 }
+        return try BigEndianUInt64.decode(bytes)
     }
 
     /// The event at `position` as seen by `txn`, or nil.
@@ -108,16 +119,25 @@ extension EventLog {
 
     /// Up to `limit` events of `stream` with versions at or after `version`, in version order.
     ///
-    /// - Throws: ``EventStoreError/corruptRecord(position:reason:)`` when a record is damaged or
-    ///   does not match the stream index.
+    /// - Throws: ``EventStoreError/invalidStreamName(_:)``, or
+    ///   ``EventStoreError/corruptRecord(position:reason:)`` when a record is damaged or does not
+    ///   match the stream index.
     public func readStream(_ stream: String, from version: UInt64 = 1, limit: Int = .max) throws -> [RecordedEvent] {
-        let streamBytes = try Self.validatedStreamBytes(stream)
+        try readStream(StreamKey(name: stream), from: version, limit: limit)
+    }
+
+    /// Up to `limit` events of the stream `key` with versions at or after `version`, in version
+    /// order, in chunks of ``readChunkSize`` records (one short read transaction each).
+    ///
+    /// - Throws: as ``readStream(_:from:limit:)-(String,_,_)``.
+    public func readStream(_ key: StreamKey, from version: UInt64 = 1, limit: Int = .max) throws -> [RecordedEvent] {
+        let streamBytes = try key.encoded()
         var result: [RecordedEvent] = []
         var nextVersion = max(version, 1)
         while result.count < limit {
             let want = min(limit - result.count, Self.readChunkSize)
             let chunk = try environment.read { txn in
-                try streamEvents(streamBytes, stream: stream, from: nextVersion, limit: want, in: txn)
+                try streamEvents(streamBytes, key: key, from: nextVersion, limit: want, in: txn)
             }
             result.append(contentsOf: chunk)
             guard let newest = chunk.last, chunk.count == want else { break }
@@ -128,22 +148,35 @@ extension EventLog {
 
     /// Up to `limit` events of `stream` from `version` on, read by `txn`.
     public func readStream(_ stream: String, from version: UInt64 = 1, limit: Int, in txn: ReadTransaction) throws -> [RecordedEvent] {
-        try streamEvents(try Self.validatedStreamBytes(stream), stream: stream, from: max(version, 1), limit: limit, in: txn)
+        try readStream(StreamKey(name: stream), from: version, limit: limit, in: txn)
+    }
+
+    /// Up to `limit` events of the stream `key` from `version` on, read by `txn`.
+    public func readStream(_ key: StreamKey, from version: UInt64 = 1, limit: Int, in txn: ReadTransaction) throws -> [RecordedEvent] {
+        try streamEvents(try key.encoded(), key: key, from: max(version, 1), limit: limit, in: txn)
     }
 
     private func streamEvents(
-        _ streamBytes: [UInt8], stream: String, from version: UInt64, limit: Int, in txn: ReadTransaction
+        _ streamBytes: [UInt8], key: StreamKey, from version: UInt64, limit: Int, in txn: ReadTransaction
     ) throws -> [RecordedEvent] {
         var result: [RecordedEvent] = []
         guard limit > 0 else { return result }
-        try txn.forEach(streamIndex, from: (streamBytes, version), prefix: StreamIndexKey.prefix(streamBytes)) { key, position in
-            let indexedVersion = key.version
-            guard let event = try event(at: position, in: txn) else {
-                throw EventStoreError.corruptRecord(position: position, reason: "indexed by stream \(stream) but missing")
-            }
-            guard event.stream == stream, event.streamVersion == indexedVersion else {
+        let versionOffset = streamBytes.count
+        try txn.forEachRaw(streamIndex, from: streamBytes + BigEndianUInt64.encode(version), direction: .forward,
+                           prefix: streamBytes) { keyBytes, value in
+            // The prefix is a whole self-delimiting stream key, so 8 version bytes must follow.
+            guard keyBytes.count == versionOffset + 8 else {
                 throw EventStoreError.corruptRecord(
-                    position: position, reason: "indexed as \(stream) v\(indexedVersion) but holds \(event.stream) v\(event.streamVersion)")
+                    position: 0, reason: "a streamIndex key of \(key) has \(keyBytes.count - versionOffset) bytes after the stream key, not 8")
+            }
+            let indexedVersion = try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: keyBytes[versionOffset...]))
+            let position = try BigEndianUInt64.decode(value)
+            guard let event = try event(at: position, in: txn) else {
+                throw EventStoreError.corruptRecord(position: position, reason: "indexed by stream \(key) but missing")
+            }
+            guard event.key == key, event.streamVersion == indexedVersion else {
+                throw EventStoreError.corruptRecord(
+                    position: position, reason: "indexed as \(key) v\(indexedVersion) but holds \(event.key) v\(event.streamVersion)")
             }
             result.append(event)
             return result.count < limit

@@ -40,7 +40,7 @@ private final class ChainWalker {
     var recordCount: UInt64 = 0
     var lastPosition: UInt64 = 0
     var previousHash = EventRecord.zeroHash
-    var streamVersions: [String: UInt64] = [:]
+    var streamVersions: [StreamKey: UInt64] = [:]
 
     func fault(_ position: UInt64, _ kind: ChainFault.Kind, _ detail: String) {
         faults.append(ChainFault(position: position, kind: kind, detail: detail))
@@ -69,14 +69,14 @@ private final class ChainWalker {
         if indexed != position {
             fault(position, .eventIDIndex, "eventIDs has \(indexed.map(String.init) ?? "nothing") for \(event.eventID)")
         }
-        let expectedVersion = (streamVersions[event.stream] ?? 0) + 1
+        let expectedVersion = (streamVersions[event.key] ?? 0) + 1
         if event.streamVersion != expectedVersion {
-            fault(position, .streamVersion, "stream \(event.stream) version \(event.streamVersion), expected \(expectedVersion)")
+            fault(position, .streamVersion, "stream \(event.key) version \(event.streamVersion), expected \(expectedVersion)")
         }
-        streamVersions[event.stream] = event.streamVersion
-        let streamIndexed = try txn.get(log.streamIndex, (Array(event.stream.utf8), event.streamVersion))
+        streamVersions[event.key] = event.streamVersion
+        let streamIndexed = try txn.get(log.streamIndex, (event.key, event.streamVersion))
         if streamIndexed != position {
-            fault(position, .streamIndex, "streamIndex has \(streamIndexed.map(String.init) ?? "nothing") for \(event.stream) v\(event.streamVersion)")
+            fault(position, .streamIndex, "streamIndex has \(streamIndexed.map(String.init) ?? "nothing") for \(event.key) v\(event.streamVersion)")
         }
     }
 

@@ -18,15 +18,18 @@ import Glibc
 /// may open the same store at the same time: LMDB's writer lock serializes their appends.
 ///
 /// Named databases used by the log (reserved, see ``reservedDatabaseNames``):
-/// `events` (position -> record), `eventIDs` (UUID -> position), `streams` (stream -> version),
-/// `streamIndex` (stream + 0x00 + version -> position), `meta` (format, head hash, last position).
+/// `events` (position -> record), `eventIDs` (UUID -> position), `streams` (stream key -> version),
+/// `streamIndex` (stream key + version -> position), `meta` (format, head hash, last position).
+/// Streams are keyed by their binary ``StreamKey`` (33 bytes for a reader's or a book's stream).
 /// Callers may open more databases with ``openDatabase(named:keys:values:)`` and write them in the
 /// same transaction as an append (``append(_:to:expectedVersion:in:)``).
 public final class EventLog: Sendable {
     /// The store format this build writes and reads: 2 since replicas (every record's payload
-    /// carries its origin). A log of format 1 opens; ``ReadingStore`` migrates it when it opens
-    /// it writable (``EventStoreError/formatNeedsMigration(found:current:)`` when read-only).
-    public static let formatVersion: UInt32 = 2
+    /// carries its origin), 3 since binary stream keys (``StreamKey`` in every record, in
+    /// `streams` and in `streamIndex`, instead of the stream's text). ``open(at:options:)``
+    /// refuses a log of an older format with ``EventStoreError/formatNeedsMigration(found:current:)``;
+    /// ``ReadingStore`` migrates one (formats 1 and 2) when it opens it writable, in one transaction.
+    public static let formatVersion: UInt32 = 3
     /// The longest stream name, in UTF-8 bytes (LMDB keys are at most 511 bytes).
     public static let maxStreamNameBytes = 500
     /// The databases the log owns.
@@ -40,7 +43,7 @@ public final class EventLog: Sendable {
 
     let events: LMDBDatabase<BigEndianUInt64, RawBytes>
     let eventIDs: LMDBDatabase<UUIDKey, BigEndianUInt64>
-    let streams: LMDBDatabase<UTF8String, BigEndianUInt64>
+    let streams: LMDBDatabase<StreamKeyCodec, BigEndianUInt64>
     let streamIndex: LMDBDatabase<StreamIndexKey, BigEndianUInt64>
     let meta: LMDBDatabase<UTF8String, RawBytes>
     let appendSignals = AppendSignals()
@@ -65,10 +68,18 @@ public final class EventLog: Sendable {
     /// (the directory is created with mode 0700, the files with 0600).
     ///
     /// - Throws: ``EventStoreError/notAStore(path:reason:)`` for a directory that holds something
-    ///   else, ``EventStoreError/unsupportedFormat(found:supported:)`` for a newer store (in both
-    ///   cases nothing in the directory is modified: a `lock.mdb` this call created is removed),
-    ///   ``EventStoreError/alreadyOpen(path:)``, or ``LMDBError``.
+    ///   else, ``EventStoreError/unsupportedFormat(found:supported:)`` for a newer store,
+    ///   ``EventStoreError/formatNeedsMigration(found:current:)`` for an older one (open it with
+    ///   ``ReadingStore/open(at:dayStartHour:replica:options:)``, writable, to migrate it) (in
+    ///   these cases nothing in the directory is modified: a `lock.mdb` this call created is
+    ///   removed), ``EventStoreError/alreadyOpen(path:)``, or ``LMDBError``.
     public static func open(at directory: URL, options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> EventLog {
+        try open(at: directory, options: options, allowingOlderFormat: false)
+    }
+
+    /// Opens the store; with `allowingOlderFormat` a log of an older format opens too (for
+    /// ``ReadingStore``, which migrates it before reading it).
+    static func open(at directory: URL, options: LMDBEnvironmentOptions, allowingOlderFormat: Bool) throws -> EventLog {
         let fileManager = FileManager.default
         let path = directory.path
         var isDirectory: ObjCBool = false
@@ -89,7 +100,8 @@ public final class EventLog: Sendable {
         let lockExisted = entries.contains("lock.mdb")
         let log: EventLog
         do {
-            log = try openEnvironment(at: directory, options: options, wasEmpty: entries.isEmpty)
+            log = try openEnvironment(at: directory, options: options, wasEmpty: entries.isEmpty,
+                                      allowingOlderFormat: allowingOlderFormat)
         } catch {
             // The environment is released by now (it was local to openEnvironment): undo the files
             // this call created (its lock file; both files of a store it was creating).
@@ -185,7 +197,9 @@ public final class EventLog: Sendable {
     }
 
     /// Opens the environment and validates (or initializes) the store.
-    private static func openEnvironment(at directory: URL, options: LMDBEnvironmentOptions, wasEmpty: Bool) throws -> EventLog {
+    private static func openEnvironment(
+        at directory: URL, options: LMDBEnvironmentOptions, wasEmpty: Bool, allowingOlderFormat: Bool
+    ) throws -> EventLog {
         let environment: LMDBEnvironment
         do {
             environment = try LMDBEnvironment(directory: directory, options: options)
@@ -225,6 +239,9 @@ public final class EventLog: Sendable {
         }
         guard format >= 1 else {
             throw EventStoreError.notAStore(path: directory.path, reason: "format record \(format) is not a store format")
+        }
+        guard format == formatVersion || allowingOlderFormat else {
+            throw EventStoreError.formatNeedsMigration(found: format, current: formatVersion)
         }
         let missing = all.filter { !names.contains($0) }
         guard missing.isEmpty else {

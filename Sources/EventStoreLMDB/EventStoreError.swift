@@ -30,7 +30,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// start, and nothing was written.
     case rebuildInProgress(path: String)
     /// The store was written in an older format that this build migrates when it opens the store
-    /// writable (format 1 predates replicas); a read-only open cannot migrate it.
+    /// writable (format 1 predates replicas, format 2 binary stream keys); a read-only open
+    /// cannot migrate it, nor can a raw ``EventLog/open(at:options:)``.
     case formatNeedsMigration(found: UInt32, current: UInt32)
 
     /// A sentence naming the failure.
@@ -40,7 +41,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case .unsupportedFormat(let found, let supported):
             return "store format \(found) is newer than the supported format \(supported)"
         case .formatNeedsMigration(let found, let current):
-            return "store format \(found) predates replicas (this build writes format \(current)); open the store once writable (for example `replay rebuild --store DIR`) to migrate it, then read it"
+            let predates = found <= 1 ? "replicas" : "binary stream keys"
+            return "store format \(found) predates \(predates) (this build writes format \(current)); open the store once writable (for example `replay rebuild --store DIR`) to migrate it, then read it"
         case .alreadyOpen(let path): return "\(path) is already open in this process"
         case .wrongExpectedVersion(let stream, let expected, let actual):
             return "stream \(stream) expected version \(expected), actual \(actual.map(String.init) ?? "no stream")"

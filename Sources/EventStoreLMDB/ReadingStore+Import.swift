@@ -46,7 +46,7 @@ extension ReadingStore {
             // `export --since-vector`): they merge, never rejected for this store's state.
             let merged = try merge(envelopes.filter { $0.origin != nil }, txn)
             let envelopes = envelopes.filter { $0.origin == nil }
-            var states: [String: BookState] = [:]
+            var states: [StreamID: BookState] = [:]
             var seen = Set<EventID>()
             var accepted: [EventEnvelope] = [], rejected: [ImportOutcome.Rejection] = []
             var alreadyStored = 0
@@ -56,7 +56,7 @@ extension ReadingStore {
                 guard case .book(_, let book) = envelope.stream, let command = envelope.event.bookCommand else {
                     accepted.append(envelope); continue
                 }
-                let stream = envelope.stream.description
+                let stream = envelope.stream
                 var state = try states[stream] ?? decisionState(reader: envelope.reader, book: book, txn)
                 do {
                     let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)

@@ -245,7 +245,7 @@ extension ReadingStore {
     /// many were new and how many books were refolded.
     func appendAndFold(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> (appended: Int, refolded: Int) {
         let parts = envelopes.map { envelope in
-            StreamAppend(stream: envelope.stream.description, expectedVersion: .any,
+            StreamAppend(key: StreamKey(envelope.stream), expectedVersion: .any,
                          events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
         }
         let result = try log.append(parts, in: txn)
@@ -330,33 +330,63 @@ extension ReadingStore {
         }
     }
 
-    // MARK: Format 1
+    // MARK: Older formats
 
-    /// Migrates a store of format 1 (no origins) inside `txn`: every record is rewritten with the
-    /// origin (stamp 0, this replica, sequence = its position), which keeps the old log order as
-    /// the canonical order, and the hash chain is recomputed; the origins index and the vector are
-    /// filled and the format record set to the current format.
-    static func migrateFormat1(log: EventLog, sync: SyncTables, replica: ReplicaID, _ txn: WriteTransaction) throws {
+    /// Migrates a log of format 1 or 2 to the current format inside `txn` (one transaction: all
+    /// of it or nothing), in one pass over the records:
+    ///
+    /// - every record is rewritten in the current layout (its stream as a binary ``StreamKey``),
+    ///   and the hash chain and checksums are recomputed; `streams` and `streamIndex` are
+    ///   rebuilt with binary keys;
+    /// - from format 1 (no origins) each payload also gets its origin (stamp 0, this replica,
+    ///   sequence = its position), which keeps the old log order as the canonical order, and the
+    ///   origins index and the vector are filled.
+    ///
+    /// Then the format record is set to the current format.
+    static func migrate(log: EventLog, from format: UInt32, sync: SyncTables, replica: ReplicaID, _ txn: WriteTransaction) throws {
+        let addOrigins = format <= 1
         let last = try log.lastPosition(in: txn)
+        var versions: [StreamKey: UInt64] = [:]
+        try txn.removeAll(log.streamIndex)
+        try txn.removeAll(log.streams)
         var head = EventRecord.zeroHash
         var position: UInt64 = 0
         while position < last {
-            let records = try log.events(from: position + 1, limit: EventLog.readChunkSize, in: txn)
+            var records: [RecordedEvent] = []
+            try txn.forEachRaw(log.events, from: BigEndianUInt64.encode(position + 1), direction: .forward, prefix: nil) { key, value in
+                let position = try BigEndianUInt64.decode(key)
+                switch EventRecord.inspectLegacy(value, key: position) {
+                case .success(let record): records.append(record)
+                case .failure(let damage): throw EventStoreError.corruptRecord(position: position, reason: damage.reason)
+                }
+                return records.count < EventLog.readChunkSize
+            }
             guard !records.isEmpty else { break }
             for record in records {
-                var envelope = try envelope(of: record)
-                envelope.origin = EventOrigin(stamp: 0, replica: replica, sequence: record.position)
+                var payload = record.payload
+                if addOrigins {
+                    var envelope = try envelope(of: record)
+                    envelope.origin = EventOrigin(stamp: 0, replica: replica, sequence: record.position)
+                    payload = BinaryEventCodec.encode(envelope)
+                    try txn.put(sync.origins, (replica, record.position), (record.position, 0))
+                }
+                let streamBytes = try record.key.encoded()
                 let bytes = EventRecord.encode(
                     position: record.position, streamVersion: record.streamVersion, eventID: record.eventID,
-                    stream: record.stream, payload: BinaryEventCodec.encode(envelope), prevHash: head)
+                    streamKey: streamBytes, payload: payload, prevHash: head)
                 try txn.putRaw(log.events, BigEndianUInt64.encode(record.position), bytes, flags: [])
+                try txn.putRaw(log.streamIndex, streamBytes + BigEndianUInt64.encode(record.streamVersion),
+                               BigEndianUInt64.encode(record.position), flags: .noOverwrite)
+                versions[record.key] = max(versions[record.key] ?? 0, record.streamVersion)
                 head = EventRecord.hash(bytes)
-                try txn.put(sync.origins, (replica, record.position), (record.position, 0))
             }
             position = records.last!.position
         }
+        for (key, version) in versions {
+            try txn.putRaw(log.streams, try key.encoded(), BigEndianUInt64.encode(version), flags: [])
+        }
         if last > 0 { try txn.put(log.meta, EventLog.MetaKey.head, head) }
-        try txn.put(sync.vector, replica, last)
+        if addOrigins { try txn.put(sync.vector, replica, last) }
         try txn.put(log.meta, EventLog.MetaKey.format, BigEndianUInt32.encode(EventLog.formatVersion))
     }
 }

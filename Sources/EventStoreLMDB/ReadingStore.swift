@@ -51,7 +51,7 @@ public final class ReadingStore: Sendable {
         if replica == .provisional {
             throw EventStoreError.invalidArgument(field: "replica", detail: "\(ReplicaID.provisional) is reserved for provisional origins")
         }
-        let log = try EventLog.open(at: directory, options: options)
+        let log = try EventLog.open(at: directory, options: options, allowingOlderFormat: true)
         return try ReadingStore(log: log, dayStartHour: dayStartHour, replica: replica)
     }
 
@@ -94,7 +94,8 @@ public final class ReadingStore: Sendable {
         // tables or older fold rules (no version: 1) is rebuilt once; a new, empty store starts at
         // the current version.
         // The same transaction gives a new store its replica ID and migrates a store of format 1
-        // (its records get their origins; its views are then rebuilt with this build's rules).
+        // (its records get their origins; its views are then rebuilt with this build's rules) or
+        // of format 2 (its records and stream tables get binary stream keys).
         let (hour, upgrade, id) = try log.environment.write { txn -> (Int, Bool, ReplicaID) in
             var hour = requested
             if let stored = try txn.get(meta, "dayStartHour"), let first = stored.first {
@@ -113,7 +114,7 @@ public final class ReadingStore: Sendable {
                 try txn.put(tables.meta, "replica", id.bytes)
             }
             if format < EventLog.formatVersion {
-                try Self.migrateFormat1(log: log, sync: tables, replica: id, txn)
+                try Self.migrate(log: log, from: format, sync: tables, replica: id, txn)
             }
             if let stored = try txn.get(meta, "viewsVersion")?.first { return (hour, stored < Self.viewsVersion, id) }
             if try log.lastPosition(in: txn) > 0 { return (hour, true, id) }
@@ -163,8 +164,8 @@ public final class ReadingStore: Sendable {
 
     /// Decodes a stored record into its envelope (through the one upcast path).
     public static func envelope(of record: RecordedEvent) throws -> EventEnvelope {
-        guard let stream = StreamID(record.stream) else {
-            throw EventStoreError.corruptRecord(position: record.position, reason: "stream name \"\(record.stream)\" is not a reader or book stream")
+        guard let stream = record.key.streamID else {
+            throw EventStoreError.corruptRecord(position: record.position, reason: "stream \"\(record.key)\" is not a reader or book stream")
         }
         do {
             var envelope = try BinaryEventCodec.decode(record.payload, position: record.position, eventID: EventID(record.eventID),
@@ -235,7 +236,7 @@ public final class ReadingStore: Sendable {
     func refold(_ refolds: RefoldSet, through last: UInt64, projector: ReadingProjector,
                 views: inout some ViewStore, _ txn: ReadTransaction) throws {
         for (reader, book) in refolds.books {
-            let stream = StreamID.book(reader: reader, book: book).description
+            let stream = StreamKey(.book(reader: reader, book: book))
             let events = try log.readStream(stream, from: 1, limit: .max, in: txn)
                 .filter { $0.position <= last }.map(Self.envelope(of:))
             try projector.refold(reader: reader, book: book, events: events, in: &views)
@@ -306,8 +307,8 @@ public final class ReadingStore: Sendable {
             var envelopes = try context.envelopes(for: events)
             try stampLocal(&envelopes, txn)
             let payloads = envelopes.map { NewEvent(eventID: $0.eventID.uuid, payload: BinaryEventCodec.encode($0)) }
-            let version = try log.streamVersion(of: stream.description, in: txn)
-            let appended = try log.append(payloads, to: stream.description,
+            let version = try log.streamVersion(of: StreamKey(stream), in: txn)
+            let appended = try log.append(payloads, to: StreamKey(stream),
                                           expectedVersion: version == 0 ? .noStream : .exactly(version), in: txn)
             for (index, entry) in appended.entries.enumerated() {
                 envelopes[index].position = entry.position
@@ -397,7 +398,7 @@ public final class ReadingStore: Sendable {
     /// The audit trail: every event of `reader` (optionally of one book), in log order.
     public func auditTrail(reader: ReaderID, book: BookID? = nil) throws -> [EventEnvelope] {
         if let book {
-            return try log.readStream(StreamID.book(reader: reader, book: book).description).map(Self.envelope(of:))
+            return try log.readStream(StreamKey(.book(reader: reader, book: book))).map(Self.envelope(of:))
         }
         var positions: [UInt64] = []
         try log.environment.read { txn in

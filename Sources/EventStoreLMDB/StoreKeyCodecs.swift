@@ -89,26 +89,29 @@ enum YearKey: LMDBFixedWidthKeyCodec {
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Int { Int(try BigEndianUInt32.decode(bytes)) }
 }
 
-/// The `streamIndex` key: the stream name's UTF-8 bytes (non-empty, no 0x00), a 0x00 separator
+/// The `streamIndex` key (log format 3): the stream's key bytes (``StreamKey``, self-delimiting)
 /// and the big-endian stream version, so one stream's keys are contiguous and sort by version.
+/// (Formats 1 and 2 keyed it by the stream name's UTF-8 bytes, a 0x00 and the version.)
 enum StreamIndexKey: LMDBKeyCodec {
-    typealias Item = (stream: [UInt8], version: UInt64)
-    /// Stream bytes, 0x00, the 8 big-endian version bytes.
+    typealias Item = (stream: StreamKey, version: UInt64)
+    /// The stream key's bytes, then the 8 big-endian version bytes. Precondition: a valid key
+    /// (a named key's rules are checked before any write or read by ``StreamKey/encoded()``).
     static func encode(_ item: Item) -> [UInt8] { prefix(item.stream) + BigEndianUInt64.encode(item.version) }
-    /// The bytes every key of `stream` starts with: its name's bytes and the separator.
-    static func prefix(_ stream: [UInt8]) -> [UInt8] { stream + [0] }
-    /// The stream and version; throws unless the bytes are a non-empty name without 0x00, a 0x00
-    /// and 8 version bytes.
+    /// The bytes every key of `stream` starts with: its key's bytes.
+    static func prefix(_ stream: StreamKey) -> [UInt8] { (try? stream.encoded()) ?? [] }
+    /// The stream and version; throws unless the bytes are a stream key followed by exactly 8
+    /// version bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {
-        guard bytes.count >= 10 else {
-            throw LMDBError.undecodable(codec: "StreamIndexKey", "expected at least 10 bytes, found \(bytes.count)")
+        let stream: StreamKey, count: Int
+        do {
+            (stream, count) = try StreamKey.decodePrefix(of: bytes)
+        } catch {
+            throw LMDBError.undecodable(codec: "StreamIndexKey", error.rule)
         }
-        let separator = bytes.count - 9
-        guard bytes[separator] == 0, !bytes[..<separator].contains(0) else {
-            throw LMDBError.undecodable(codec: "StreamIndexKey", "expected the only 0x00 byte 9 bytes before the end")
+        guard bytes.count == count + 8 else {
+            throw LMDBError.undecodable(codec: "StreamIndexKey", "expected 8 version bytes after the stream key, found \(bytes.count - count)")
         }
-        let version = try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: bytes[(separator + 1)...]))
-        return (Array(bytes[..<separator]), version)
+        return (stream, try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: bytes[count...])))
     }
 }
 

@@ -100,7 +100,7 @@ import Testing
             let event = try #require(try log.read(from: 4, limit: 1).first)
             try log.environment.write { txn in
                 try txn.delete(log.eventIDs, event.eventID)
-                try txn.delete(log.streamIndex, (Array(event.stream.utf8), event.streamVersion))
+                try txn.delete(log.streamIndex, (event.key, event.streamVersion))
             }
             let kinds = Set(try log.verify().faults.filter { $0.position == 4 }.map(\.kind))
             #expect(kinds == [.eventIDIndex, .streamIndex])

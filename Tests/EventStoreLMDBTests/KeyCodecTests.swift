@@ -45,7 +45,12 @@ import LMDB
             #expect(ReaderBookDayKey.encode(((reader, book), LocalDate(dayNumber: dayNumber))) == readerBytes + bookBytes + dayBytes)
             #expect(ReaderMonthKey.encode((reader, month)) == readerBytes + Self.handBE32(UInt32(month.year * 12 + month.month - 1)))
             #expect(ReaderYearKey.encode((reader, year)) == readerBytes + Self.handBE32(UInt32(year)))
-            #expect(StreamIndexKey.encode((Array("book-x".utf8), position)) == Array("book-x".utf8) + [0] + Self.handBE64(position))
+            // Log format 3: a stream's binary key (kind, reader, book or zeros), then the version.
+            #expect(StreamIndexKey.encode((StreamKey(.book(reader: reader, book: book)), position))
+                    == [2] + readerBytes + bookBytes + Self.handBE64(position))
+            #expect(StreamIndexKey.encode((StreamKey(.reader(reader)), position))
+                    == [1] + readerBytes + [UInt8](repeating: 0, count: 16) + Self.handBE64(position))
+            #expect(StreamIndexKey.encode((StreamKey(name: "book-x"), position)) == [3, 0, 6] + Array("book-x".utf8) + Self.handBE64(position))
         }
         let uuid = try #require(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
         #expect(UUIDKey.encode(uuid) == [0xE6, 0x21, 0xE1, 0xF8, 0xC3, 0x6C, 0x49, 0x5A, 0x93, 0xFC, 0x0C, 0x24, 0x7A, 0x3E, 0x6E, 0x5F])
@@ -64,14 +69,16 @@ import LMDB
         var dayKeys: [((ReaderID, BookID), LocalDate)] = []
         var monthKeys: [(ReaderID, YearMonth)] = []
         var yearKeys: [(ReaderID, Int)] = []
-        var streamKeys: [(stream: [UInt8], version: UInt64)] = []
+        var streamKeys: [(stream: StreamKey, version: UInt64)] = []
+        let streams = ["a", "ab", "b", "book-1"].map { StreamKey(name: $0) }
+            + readers.map { StreamKey(.reader($0)) } + readers.flatMap { r in books.map { StreamKey(.book(reader: r, book: $0)) } }
         for _ in 0..<300 {
             let reader = readers.randomElement(using: &rng)!
             positionKeys.append((reader, UInt64.random(in: 0...UInt64.max, using: &rng)))
             dayKeys.append(((reader, books.randomElement(using: &rng)!), LocalDate(dayNumber: Int.random(in: DayKey.dayNumbers, using: &rng))))
             monthKeys.append((reader, YearMonth(year: Int.random(in: 0...9999, using: &rng), month: Int.random(in: 1...12, using: &rng))))
             yearKeys.append((reader, Int.random(in: 0...Int(UInt32.max), using: &rng)))
-            streamKeys.append((Array(["a", "ab", "b", "book-1"].randomElement(using: &rng)!.utf8), UInt64.random(in: 0...UInt64.max, using: &rng)))
+            streamKeys.append((streams.randomElement(using: &rng)!, UInt64.random(in: 0...UInt64.max, using: &rng)))
         }
         positionKeys += readers.flatMap { r -> [(ReaderID, UInt64)] in [(r, 0), (r, 255), (r, 256), (r, .max)] }
         dayKeys += [((readers[0], books[0]), LocalDate(dayNumber: DayKey.dayNumbers.lowerBound)),
@@ -94,7 +101,10 @@ import LMDB
         try check(ReaderBookDayKey.self, dayKeys) { Lex(parts: idOrder($0.0.0.bytes) + idOrder($0.0.1.bytes) + [$0.1.dayNumber]) }
         try check(ReaderMonthKey.self, monthKeys) { Lex(parts: idOrder($0.0.bytes) + [$0.1.year, $0.1.month]) }
         try check(ReaderYearKey.self, yearKeys) { Lex(parts: idOrder($0.0.bytes) + [$0.1]) }
-        try check(StreamIndexKey.self, streamKeys) { Lex(parts: idOrder($0.stream) + [-1, Int(truncatingIfNeeded: $0.version >> 1), Int($0.version & 1)]) }
+        // Stream keys are self-delimiting, so the keys of one stream sort together, by version.
+        try check(StreamIndexKey.self, streamKeys) {
+            Lex(parts: idOrder((try? $0.stream.encoded()) ?? []) + [-1, Int(truncatingIfNeeded: $0.version >> 1), Int($0.version & 1)])
+        }
     }
 
     @Test func wrongLengthsAndBadBytesGiveTypedErrors() throws {
@@ -118,14 +128,23 @@ import LMDB
             #expect(error?.kind == .badValueSize)
             #expect(error?.operation == "decode(DayKey)")
         }
-        // Stream index keys: too short, no separator, a 0x00 inside the name, an empty name.
+        // Stream index keys: empty, an unknown kind, a key too short for its kind, a reader key
+        // with book bytes, a named key that is empty, holds a NUL or is a reading stream's text,
+        // and a version of 7 or 9 bytes.
         let version = Self.handBE64(3)
-        for bytes in [[UInt8](), [0] + version, Array("ab".utf8) + [1] + version, [0x61, 0, 0x62, 0] + version, Array("abc".utf8) + version] {
+        let id = [UInt8](repeating: 7, count: 16), zeros = [UInt8](repeating: 0, count: 16)
+        let bookText = Array(StreamKey(.book(reader: ReaderID(bytes: id)!, book: BookID(bytes: id)!)).description.utf8)
+        let bad: [[UInt8]] = [[], [0] + version, [4] + id + id + version, [1] + id + version, [1] + id + id + version,
+                              [3, 0, 0] + version, [3, 0, 2, 0x61, 0] + version, [3, 0, 78] + bookText + version,
+                              [2] + id + id + version.dropLast(), [2] + id + id + version + [0]]
+        for bytes in bad {
             let error = #expect(throws: LMDBError.self) { try Self.decode(StreamIndexKey.self, bytes) }
             #expect(error?.kind == .badValueSize, "\(bytes)")
         }
-        let decoded = try Self.decode(StreamIndexKey.self, Array("ab".utf8) + [0] + version)
-        #expect(decoded.stream == Array("ab".utf8) && decoded.version == 3)
+        let decoded = try Self.decode(StreamIndexKey.self, [3, 0, 2] + Array("ab".utf8) + version)
+        #expect(decoded.stream == StreamKey(name: "ab") && decoded.version == 3)
+        let reader = try Self.decode(StreamIndexKey.self, [1] + id + zeros + version)
+        #expect(reader.stream.streamID == .reader(ReaderID(bytes: id)!) && reader.version == 3)
     }
 
     @Test func arbitraryBytesNeverTrap() {

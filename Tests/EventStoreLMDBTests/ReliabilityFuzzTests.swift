@@ -34,7 +34,7 @@ import Testing
                 records.append(BinaryEventCodec.encodeRecord(envelope))
                 json.append(JSONEventCodec.encode(envelope))
                 let record = EventRecord.encode(position: envelope.position, streamVersion: envelope.streamVersion,
-                                                eventID: envelope.eventID.uuid, stream: envelope.stream.description,
+                                                eventID: envelope.eventID.uuid, streamKey: try StreamKey(envelope.stream).encoded(),
                                                 payload: payload, prevHash: previous)
                 previous = EventRecord.hash(record)
                 logRecords.append((envelope.position, record))
@@ -140,6 +140,10 @@ import Testing
                 let (key, original) = corpus.logRecords[pick]
                 let damaged = Self.mutate(original, &rng)
                 let result = damaged.withUnsafeBytes { EventRecord.inspect($0, key: key) }
+                // The migration's decoder of the older layout survives the same bytes.
+                if case .failure(let damage) = damaged.withUnsafeBytes({ EventRecord.inspectLegacy($0, key: key) }) {
+                    #expect(!damage.reason.isEmpty)
+                }
                 switch result {
                 case .success(let record):
                     accepted[kind] += 1

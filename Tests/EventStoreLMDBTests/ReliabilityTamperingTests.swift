@@ -111,7 +111,7 @@ import Testing
             // A forged record at the end: right format, checksum, position and prevHash, but no
             // index entries and meta still names the old head.
             let previous = try #require(try txn.get(raw, Self.count))
-            let forged = EventRecord.encode(position: Self.count + 1, streamVersion: 11, eventID: UUID(), stream: "a",
+            let forged = EventRecord.encode(position: Self.count + 1, streamVersion: 11, eventID: UUID(), streamKey: try StreamKey(name: "a").encoded(),
                                             payload: Array("forged".utf8), prevHash: EventRecord.hash(previous))
             try txn.put(raw, Self.count + 1, forged)
         }, check: { report in
@@ -129,7 +129,7 @@ import Testing
                 try txn.put(raw, position + 1, bytes)
             }
             let previous = try #require(try txn.get(raw, 10))
-            try txn.put(raw, 11, EventRecord.encode(position: 11, streamVersion: 6, eventID: UUID(), stream: "a",
+            try txn.put(raw, 11, EventRecord.encode(position: 11, streamVersion: 6, eventID: UUID(), streamKey: try StreamKey(name: "a").encoded(),
                                                    payload: [1, 2, 3], prevHash: EventRecord.hash(previous)))
         }, check: { report in
             #expect(report.firstBadPosition == 11, "\(report.faults)")
