@@ -159,7 +159,7 @@ extension ReadingStore {
                 throw EventStoreError.corruptView(
                     detail: "index.reader: reader \(reader) lists position \(position), an event of reader \(envelope.reader)")
             }
-            refolds.note(try projector.apply(envelope, to: &views))
+            refolds.note(try views.apply(envelope, with: projector))
         }
         try refold(refolds, through: last, projector: projector, views: &views, txn)
         try tables.append(views, txn)

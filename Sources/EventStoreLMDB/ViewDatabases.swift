@@ -70,12 +70,19 @@ extension ViewDatabases {
         try Self.write(years, views.years.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
     }
 
+    /// LMDB's default key order (`memcmp` of the common length, then the shorter first).
+    private static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        let length = min(a.count, b.count)
+        let common = length == 0 ? 0 : a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, length) } }
+        return common != 0 ? Int(common) : a.count - b.count
+    }
+
     /// Sorts `entries` by their encoded keys and appends them; plain puts if two share a key.
     private static func write<Key: LMDBKeyCodec>(_ table: Table<Key>, _ entries: [(Key.Item, [UInt8])], _ txn: WriteTransaction) throws {
         guard !entries.isEmpty else { return }
         var encoded = entries.map { (Key.encode($0.0), $0.1) }
-        encoded.sort { $0.0.lexicographicallyPrecedes($1.0) }
-        let increasing = encoded.indices.dropFirst().allSatisfy { encoded[$0 - 1].0.lexicographicallyPrecedes(encoded[$0].0) }
+        encoded.sort { Self.compare($0.0, $1.0) < 0 }
+        let increasing = encoded.indices.dropFirst().allSatisfy { Self.compare(encoded[$0 - 1].0, encoded[$0].0) < 0 }
         if increasing {
             try txn.append(table, encoded: encoded)
         } else {

@@ -171,4 +171,14 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
         readerRecord = view
     }
     public func readers() throws -> [ReaderID] { readerRecord == nil ? [] : [reader] }
+
+    /// Folds one event into these views with `projector` (``ReadingProjector/apply(_:to:)``).
+    ///
+    /// The same call as `projector.apply(envelope, to: &views)`, made inside this module so the
+    /// projector's generic fold is specialized for this store: called from another module it
+    /// would run unspecialized, through the protocol's witness table, at every record access.
+    @discardableResult
+    public mutating func apply(_ envelope: EventEnvelope, with projector: ReadingProjector) throws -> ReadingProjector.Outcome {
+        try projector.apply(envelope, to: &self)
+    }
 }
