@@ -21,16 +21,23 @@ extension ReadingStore {
     /// The names of the persisted views, for ``rebuild(view:progress:)``.
     public static let viewNames = ViewDatabases.tableNames
 
-    /// Events folded per write transaction during a rebuild.
+    /// Events folded per write transaction during a rebuild, at least: a transaction takes whole
+    /// readers until it has folded this many events.
     public static let rebuildChunkSize = 20_000
 
     /// Drops every view and folds the whole log again.
     ///
-    /// The new views are written into the inactive generation in chunks of short write
-    /// transactions, then one commit folds what was appended meanwhile and makes them active. A
-    /// crash (or an error) before that commit leaves the active views as they were.
+    /// The rebuild makes one pass over the log, reader by reader (in reader-ID order, through the
+    /// reader index): each reader's events are folded in memory, in log order and by the same
+    /// ``ReadingProjector`` rules as every other fold, and the reader's records are then appended
+    /// to the inactive generation's tables in key order (`MDB_APPEND`). Memory holds one reader's
+    /// views at a time. Write transactions take whole readers until they have folded
+    /// ``rebuildChunkSize`` events. A last commit folds what was appended meanwhile and makes the
+    /// new views active; a crash (or an error) before that commit leaves the active views as they
+    /// were.
     ///
-    /// - Parameter progress: called after each chunk with (events folded, events in the log).
+    /// - Parameter progress: called after each write transaction of the pass with (events folded,
+    ///   events in the log), at least once.
     /// - Parameter view: rebuild only this view (one of ``viewNames``); the others stay as they are.
     ///   All views are folded into the inactive generation either way, and the chosen one is
     ///   copied into the active generation in the final commit.
@@ -49,27 +56,51 @@ extension ReadingStore {
     private func rebuildHoldingLock(view: String?, progress: ((UInt64, UInt64) -> Void)?) throws -> RebuildReport {
         let clock = ContinuousClock()
         let started = clock.now
-        let target = try log.environment.write { txn -> Int in
+        let (target, last) = try log.environment.write { txn -> (Int, UInt64) in
             // Catch the active views up first: events appended without a fold get their reader-index
-            // entries there, once, so the rebuild loop below only folds.
+            // entries there, once, so the pass below finds every event through the index.
             try catchUpAll(txn)
+            let last = try log.lastPosition(in: txn)
+            try ensureReaderIndexCovers(last, txn)
             let target = 1 - (try activeGeneration(txn))
             for (_, table) in generations[target].all { try txn.removeAll(table) }
+            // The shadow generation's checkpoint stays 0 until the pass has written every reader.
             try setCheckpoint(txn, generation: target, 0)
-            return target
+            return (target, last)
         }
+        // The pass: readers in ID order, whole readers per write transaction. The shadow generation
+        // is read by nobody, so committing it in parts is safe.
+        let projector = ReadingProjector(dayStartHour: dayStartHour)
         var folded: UInt64 = 0
+        var previous: ReaderID?
         while true {
-            let (count, total) = try log.environment.write { txn -> (Int, UInt64) in
-                let count = try fold(into: target, txn, limit: Self.rebuildChunkSize)
-                return (count, try log.lastPosition(in: txn))
+            let (count, lastReader, finished, total) = try log.environment.write { txn -> (Int, ReaderID?, Bool, UInt64) in
+                var count = 0
+                var reader = previous
+                while count < Self.rebuildChunkSize {
+                    guard let next = try readerIndexed(after: reader, txn) else {
+                        return (count, reader, true, try log.lastPosition(in: txn))
+                    }
+                    count += try rebuildReader(next, through: last, into: generations[target], projector: projector, txn)
+                    reader = next
+                }
+                return (count, reader, false, try log.lastPosition(in: txn))
             }
             folded += UInt64(count)
+            previous = lastReader
             progress?(folded, total)
-            if count < Self.rebuildChunkSize { break }
+            if finished { break }
         }
-        try log.environment.write { txn in
-            folded += UInt64(try fold(into: target, txn, limit: .max))
+        guard folded == last else {
+            throw EventStoreError.corruptView(
+                detail: "index.reader: the rebuild found \(folded) events through the reader index, but the log holds \(last)")
+        }
+        folded += try log.environment.write { txn -> UInt64 in
+            // Fold (and index) in the active views what other writers appended during the pass, so
+            // both generations end at the same position and nothing is folded twice.
+            try catchUpAll(txn)
+            try setCheckpoint(txn, generation: target, last)
+            let tail = UInt64(try fold(into: target, txn, limit: .max))
             let old = try activeGeneration(txn)
             if let view {
                 // Copy the one rebuilt table into the active generation, then clear the shadow.
@@ -80,18 +111,73 @@ extension ReadingStore {
                     try txn.put(destination, key, value)
                     return true
                 }
-                try catchUpAll(txn)
                 for (_, table) in generations[target].all { try txn.removeAll(table) }
                 try setCheckpoint(txn, generation: target, 0)
-                return
+                return tail
             }
             try txn.put(viewMeta, "generation", [UInt8(target)])
             for (_, table) in generations[old].all { try txn.removeAll(table) }
             try setCheckpoint(txn, generation: old, 0)
+            return tail
         }
         let elapsed = started.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RebuildReport(events: folded, seconds: seconds, digest: try viewDigest())
+    }
+
+    /// The first reader in the reader index after `reader` (the first of all for nil).
+    private func readerIndexed(after reader: ReaderID?, _ txn: ReadTransaction) throws -> ReaderID? {
+        var found: ReaderID?
+        try txn.forEach(readerIndex, from: reader.map { ($0, UInt64.max) }) { key, _ in
+            if key.0 == reader { return true }
+            found = key.0
+            return false
+        }
+        return found
+    }
+
+    /// Folds every event of `reader` up to position `last` in memory, in log order (with the
+    /// refolds its late events ask for), and appends the reader's records to `tables`. Returns
+    /// how many events it folded.
+    private func rebuildReader(_ reader: ReaderID, through last: UInt64, into tables: ViewDatabases,
+                               projector: ReadingProjector, _ txn: WriteTransaction) throws -> Int {
+        var positions: [UInt64] = []
+        try txn.forEach(readerIndex, from: (reader, 0), prefix: ReaderIDKey.encode(reader)) { key, _ in
+            guard key.1 <= last else { return false }
+            positions.append(key.1)
+            return true
+        }
+        guard !positions.isEmpty else { return 0 }
+        var views = SingleReaderViewStore(reader: reader)
+        var refolds = RefoldSet()
+        for position in positions {
+            guard let record = try log.event(at: position, in: txn) else {
+                throw EventStoreError.corruptView(detail: "index.reader: reader \(reader) lists position \(position), which the log does not hold")
+            }
+            let envelope = try Self.envelope(of: record)
+            guard envelope.reader == reader else {
+                throw EventStoreError.corruptView(
+                    detail: "index.reader: reader \(reader) lists position \(position), an event of reader \(envelope.reader)")
+            }
+            refolds.note(try views.apply(envelope, with: projector))
+        }
+        try refold(refolds, through: last, projector: projector, views: &views, txn)
+        try tables.append(views, txn)
+        return positions.count
+    }
+
+    /// Makes sure the reader index lists every event up to `last` (every fold writes it, but an
+    /// index lost to damage would make the pass skip events): when it has fewer entries, the
+    /// missing ones are written from the log, inside `txn`.
+    private func ensureReaderIndexCovers(_ last: UInt64, _ txn: WriteTransaction) throws {
+        guard try txn.count(readerIndex) < Int(last) else { return }
+        var position: UInt64 = 0
+        while position < last {
+            let records = try log.events(from: position + 1, limit: EventLog.readChunkSize, in: txn)
+            guard !records.isEmpty else { break }
+            for record in records { try txn.put(readerIndex, (try Self.envelope(of: record).reader, record.position), []) }
+            position = records.last!.position
+        }
     }
 
     /// Folds up to `limit` events after generation `target`'s checkpoint into its tables. Unlike

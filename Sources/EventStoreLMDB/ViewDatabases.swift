@@ -58,6 +58,51 @@ struct ViewDatabases: Sendable {
     }
 }
 
+extension ViewDatabases {
+    /// Writes one reader's views, folded in memory, into these tables with sorted bulk appends
+    /// (`MDB_APPEND`): every table's key starts with the reader's 16 ID bytes (``ReaderIDKey``,
+    /// ``ReaderBookKey``, ``ReaderDayKey``, ``ReaderBookDayKey``, ``ReaderMonthKey``,
+    /// ``ReaderYearKey``), so when readers are written in ID order into tables that hold only
+    /// earlier readers, each reader's records sorted by their encoded keys come after every stored
+    /// key. A reader written out of that order fails with ``LMDBError/Kind/appendOutOfOrder``
+    /// (nothing of the table's batch is written), never with misplaced records.
+    ///
+    /// Months and years are clamped when encoded (``MonthKey``, ``YearKey``): should two of a
+    /// reader's records ever share a key, that table falls back to plain puts for the reader.
+    func append(_ views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
+        let reader = views.reader
+        if let record = views.readerRecord { try Self.write(readers, [(reader, ViewRecordCodec.encode(record))], txn) }
+        try Self.write(books, views.books.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        try Self.write(days, views.days.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        try Self.write(bookDays, views.bookDays.map { (((reader, $0.key.book), $0.key.day), ViewRecordCodec.encode($0.value)) }, txn)
+        try Self.write(months, views.months.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        if let totals = views.buckets { try Self.write(buckets, [(reader, ViewRecordCodec.encode(totals))], txn) }
+        try Self.write(runs, views.runs.map { ((reader, $0.start), ViewRecordCodec.encode($0)) }, txn)
+        try Self.write(goals, views.goals.map { ((reader, $0), []) }, txn)
+        try Self.write(years, views.years.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+    }
+
+    /// LMDB's default key order (`memcmp` of the common length, then the shorter first).
+    private static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        let length = min(a.count, b.count)
+        let common = length == 0 ? 0 : a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, length) } }
+        return common != 0 ? Int(common) : a.count - b.count
+    }
+
+    /// Sorts `entries` by their encoded keys and appends them; plain puts if two share a key.
+    private static func write<Key: LMDBKeyCodec>(_ table: Table<Key>, _ entries: [(Key.Item, [UInt8])], _ txn: WriteTransaction) throws {
+        guard !entries.isEmpty else { return }
+        var encoded = entries.map { (Key.encode($0.0), $0.1) }
+        encoded.sort { Self.compare($0.0, $1.0) < 0 }
+        let increasing = encoded.indices.dropFirst().allSatisfy { Self.compare(encoded[$0 - 1].0, encoded[$0].0) < 0 }
+        if increasing {
+            try txn.append(table, encoded: encoded)
+        } else {
+            for (key, value) in encoded { try txn.putRaw(table, key, value, flags: []) }
+        }
+    }
+}
+
 /// The ``ViewStore`` of the persisted views, inside one LMDB transaction: reads through any
 /// transaction, writes through a write transaction (the one that appends the events it folds).
 ///

@@ -39,6 +39,11 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
         /// Another process has the same `data.mdb` open through a different `lock.mdb`; opening
         /// it too could lose acknowledged writes (see the store's file locks).
         case lockFileMismatch
+        /// A put with ``LMDBPutFlags/append`` (or ``WriteTransaction/append(_:sorted:)``) was given
+        /// a key that is not greater than the database's last key (or than the key before it):
+        /// `MDB_APPEND` needs strictly increasing keys. Nothing of the refused entry (or batch)
+        /// was written.
+        case appendOutOfOrder
     }
 
     /// The operation that failed, with its target, for example `"mdb_put(events)"`.
@@ -82,6 +87,7 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
         case MDB_BAD_VALSIZE: return .badValueSize
         case LMDBError.alreadyOpenCode: return .alreadyOpen
         case LMDBError.lockFileMismatchCode: return .lockFileMismatch
+        case LMDBError.appendOutOfOrderCode: return .appendOutOfOrder
         case ENOSPC: return .diskFull
         case MDB_KEYEXIST...MDB_LAST_ERRCODE: return .lmdb
         default: return .system
@@ -97,6 +103,15 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
     static let alreadyOpenCode: Int32 = -29_000
     /// The private code of ``Kind/lockFileMismatch``.
     static let lockFileMismatchCode: Int32 = -29_001
+    /// The private code of ``Kind/appendOutOfOrder`` (LMDB itself reports `MDB_KEYEXIST`).
+    static let appendOutOfOrderCode: Int32 = -29_002
+
+    /// The error for an `MDB_APPEND` whose key is not strictly greater than the one before it.
+    static func appendOutOfOrder(_ operation: String, key: UnsafeRawBufferPointer, detail: String) -> LMDBError {
+        let hex = key.prefix(48).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        return LMDBError(operation: operation, code: appendOutOfOrderCode,
+                         message: "key 0x\(hex)\(key.count > 48 ? "…" : "") \(detail): MDB_APPEND needs strictly increasing keys; nothing of it was written")
+    }
 
     /// The error for a failed write (a commit or a copy): a full disk is named as such. LMDB
     /// reports a short `pwrite` as `EIO`, which is what a full disk usually gives, so `EIO` with
@@ -116,4 +131,9 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
     static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(LMDBError) {
         if code != 0 { throw LMDBError(operation: operation(), code: code) }
     }
+}
+
+extension String {
+    /// `self` with leading zeros up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }

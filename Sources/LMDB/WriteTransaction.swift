@@ -12,7 +12,9 @@ public final class WriteTransaction: ReadTransaction {
     /// Stores `value` under `key`.
     ///
     /// - Throws: ``LMDBError`` of kind ``LMDBError/Kind/keyExists`` when `flags` contain
-    ///   ``LMDBPutFlags/noOverwrite`` (or ``LMDBPutFlags/append``) and the key rules are broken.
+    ///   ``LMDBPutFlags/noOverwrite`` and the key is stored, or of kind
+    ///   ``LMDBError/Kind/appendOutOfOrder`` when they contain ``LMDBPutFlags/append`` and the key
+    ///   is not greater than the database's last key; either way nothing is written.
     public func put<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: Key.Item, _ value: Value.Item, flags: LMDBPutFlags = []
     ) throws {
@@ -32,7 +34,82 @@ public final class WriteTransaction: ReadTransaction {
             }
         }
         if rc == MDB_MAP_FULL { hitMapFull = true }
+        if rc == MDB_KEYEXIST, flags.contains(.append), !flags.contains(.noOverwrite) {
+            throw key.withUnsafeBytes { LMDBError.appendOutOfOrder("mdb_put(\(database.name), MDB_APPEND)", key: $0,
+                                                                    detail: "is not greater than the last key of the database") }
+        }
         try LMDBError.check(rc, "mdb_put(\(database.name))")
+    }
+
+    /// Stores a run of entries at the end of `database` with `MDB_APPEND` (a bulk load: pages are
+    /// filled in order, no key is searched for): the entries must come in strictly increasing
+    /// order of their encoded keys (LMDB's byte order), the first greater than every key already
+    /// stored.
+    ///
+    /// Every key is checked before anything is written, so a batch that breaks the order writes
+    /// nothing.
+    ///
+    /// - Throws: ``LMDBError`` of kind ``LMDBError/Kind/appendOutOfOrder`` naming the database, the
+    ///   entry's index and its key when a key is not greater than the one before it (or than the
+    ///   database's last key); other ``LMDBError``s as ``put(_:_:_:flags:)`` (a full map is grown
+    ///   and the transaction re-run by the environment).
+    public func append<Key, Value>(_ database: LMDBDatabase<Key, Value>, sorted entries: [(Key.Item, Value.Item)]) throws(LMDBError) {
+        try append(database, encoded: entries.map { (Key.encode($0.0), Value.encode($0.1)) })
+    }
+
+    /// ``append(_:sorted:)`` of entries already encoded by the database's codecs.
+    package func append<Key, Value>(_ database: LMDBDatabase<Key, Value>, encoded entries: [([UInt8], [UInt8])]) throws(LMDBError) {
+        try ensureActive("mdb_put(\(database.name), MDB_APPEND)")
+        guard !entries.isEmpty else { return }
+        let operation = "mdb_put(\(database.name), MDB_APPEND)"
+        func compare(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Int32 {
+            a.withUnsafeBytes { a in
+                var x = MDB_val(mv_size: a.count, mv_data: UnsafeMutableRawPointer(mutating: a.baseAddress))
+                var y = MDB_val(mv_size: b.count, mv_data: UnsafeMutableRawPointer(mutating: b.baseAddress))
+                return mdb_cmp(handle, database.handle, &x, &y)
+            }
+        }
+        // The order first, with the database's own comparison: nothing is written unless it holds.
+        for index in entries.indices.dropFirst() {
+            let ordered = entries[index - 1].0.withUnsafeBytes { previous in compare(entries[index].0, previous) > 0 }
+            if !ordered {
+                throw entries[index].0.withUnsafeBytes {
+                    LMDBError.appendOutOfOrder(operation, key: $0, detail: "(entry \(index)) is not greater than the entry before it")
+                }
+            }
+        }
+        var cursor: OpaquePointer?
+        try LMDBError.check(mdb_cursor_open(handle, database.handle, &cursor), "mdb_cursor_open(\(database.name))")
+        defer { mdb_cursor_close(cursor) }
+        var lastKey = MDB_val(), lastValue = MDB_val()
+        let rc = mdb_cursor_get(cursor, &lastKey, &lastValue, MDB_LAST)
+        if rc == 0 {
+            let last = try bounds.checked(lastKey, "mdb_cursor_get(\(database.name))")
+            if compare(entries[0].0, last) <= 0 {
+                throw entries[0].0.withUnsafeBytes {
+                    LMDBError.appendOutOfOrder(operation, key: $0, detail: "(entry 0) is not greater than the last key of the database")
+                }
+            }
+        } else if rc != MDB_NOTFOUND {
+            try LMDBError.check(rc, "mdb_cursor_get(\(database.name))")
+        }
+        for (index, entry) in entries.enumerated() {
+            let rc = entry.0.withUnsafeBytes { keyBytes in
+                entry.1.withUnsafeBytes { valueBytes in
+                    var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                    var valueVal = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                    return mdb_cursor_put(cursor, &keyVal, &valueVal, UInt32(MDB_APPEND))
+                }
+            }
+            if rc == MDB_MAP_FULL { hitMapFull = true }
+            if rc == MDB_KEYEXIST {
+                // Checked above; LMDB disagreeing means the database changed under the cursor.
+                throw entry.0.withUnsafeBytes {
+                    LMDBError.appendOutOfOrder(operation, key: $0, detail: "(entry \(index)) was refused by LMDB")
+                }
+            }
+            try LMDBError.check(rc, operation)
+        }
     }
 
     /// Removes `key`; returns false when it was not stored.

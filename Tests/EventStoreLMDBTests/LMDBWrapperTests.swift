@@ -115,7 +115,7 @@ struct TestFailure: Error, Equatable { let tag: Int }
                 try txn.put(db, 1, "one", flags: .append)
                 try txn.put(db, 2, "two", flags: .append)
                 let notAppend = #expect(throws: LMDBError.self) { try txn.put(db, 1, "again", flags: .append) }
-                #expect(notAppend?.kind == .keyExists)
+                #expect(notAppend?.kind == .appendOutOfOrder)
                 let exists = #expect(throws: LMDBError.self) { try txn.put(db, 2, "again", flags: .noOverwrite) }
                 #expect(exists?.kind == .keyExists)
                 #expect(try txn.delete(db, 1))
@@ -123,6 +123,50 @@ struct TestFailure: Error, Equatable { let tag: Int }
             }
             #expect(try env.read { try $0.count(db) } == 1)
             #expect(try env.read { try $0.get(db, 2) } == "two")
+        }
+    }
+
+    /// `MDB_APPEND` with a key that is not greater than the last one: a typed error naming the
+    /// database and the rule, and nothing written (one put or a whole bulk batch).
+    @Test func appendOfAnOutOfOrderKeyFailsWithATypedErrorAndWritesNothing() throws {
+        try withEnvironment { env in
+            let db = try env.openDatabase(named: "sorted", keys: BigEndianUInt64.self, values: UTF8String.self)
+            var random = SplitMix64(seed: 0xA11E)
+            let stored = (0..<50).map { _ in random.next() % 1_000_000 + 1_000 }.sorted()
+            let keys = Array(Set(stored)).sorted()
+            try env.write { txn in try txn.append(db, sorted: keys.map { ($0, "v\($0)") }) }
+            #expect(try env.read { try $0.count(db) } == keys.count)
+            let before = try env.read { txn in
+                var all: [UInt64: String] = [:]
+                try txn.forEach(db) { key, value in all[key] = value; return true }
+                return all
+            }
+            try env.write { txn in
+                // One put: a key inside the stored range, and the last key itself.
+                for key in [keys[keys.count / 2] + 1, keys.last!] {
+                    let error = #expect(throws: LMDBError.self) { try txn.put(db, key, "late", flags: .append) }
+                    #expect(error?.kind == .appendOutOfOrder)
+                    #expect(error?.operation == "mdb_put(sorted, MDB_APPEND)")
+                    #expect(error?.message.contains("is not greater than the last key of the database") == true, "\(String(describing: error))")
+                }
+                // A batch whose first key is not after the stored ones, and one out of order inside:
+                // checked before anything is written.
+                let top = keys.last!
+                for batch in [[(top, "same")], [(top + 1, "a"), (top + 3, "b"), (top + 2, "c")], [(top + 1, "a"), (top + 1, "b")]] {
+                    let error = #expect(throws: LMDBError.self) { try txn.append(db, sorted: batch) }
+                    #expect(error?.kind == .appendOutOfOrder, "\(batch)")
+                    #expect(error?.description.contains("MDB_APPEND needs strictly increasing keys") == true)
+                }
+            }
+            let after = try env.read { txn in
+                var all: [UInt64: String] = [:]
+                try txn.forEach(db) { key, value in all[key] = value; return true }
+                return all
+            }
+            #expect(after == before)
+            // In order, it appends.
+            try env.write { txn in try txn.append(db, sorted: [(keys.last! + 1, "next"), (keys.last! + 2, "after")]) }
+            #expect(try env.read { try $0.count(db) } == keys.count + 2)
         }
     }
 
