@@ -61,7 +61,7 @@ struct ViewDatabases: Sendable {
 extension ViewDatabases {
     /// Writes one reader's views, folded in memory, into these tables with sorted bulk appends
     /// (`MDB_APPEND`): every table's key starts with the reader's 16 ID bytes (``ReaderIDKey``,
-    /// ``ReaderBookKey``, ``ReaderDayKey``, ``ReaderBookDayKey``, ``ReaderMonthKey``,
+    /// ``ReaderBookKey``, ``ReaderBookIndexKey``, ``ReaderDayKey``, ``ReaderBookDayKey``, ``ReaderMonthKey``,
     /// ``ReaderYearKey``), so when readers are written in ID order into tables that hold only
     /// earlier readers, each reader's records sorted by their encoded keys come after every stored
     /// key. A reader written out of that order fails with ``LMDBError/Kind/appendOutOfOrder``
@@ -72,7 +72,17 @@ extension ViewDatabases {
     func append(_ views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
         let reader = views.reader
         if let record = views.readerRecord { try Self.write(readers, [(reader, ViewRecordCodec.encode(record))], txn) }
-        try Self.write(books, views.books.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        // A book view is a summary, a decision record and one record per detail (as putBookView
+        // writes it); detail keys are (reader, book, index), so each book's run is in index order.
+        try Self.write(books, views.books.map { ((reader, $0.key), ViewRecordCodec.encodeSummary($0.value)) }, txn)
+        try Self.write(decisions, views.books.map { ((reader, $0.key), ViewRecordCodec.encode($0.value.decision)) }, txn)
+        func details<T>(_ part: (BookView) -> [T], _ encode: (T) -> [UInt8]) -> [(ReaderBookIndexKey.Item, [UInt8])] {
+            views.books.flatMap { book, view in part(view).enumerated().map { (((reader, book), UInt32($0.offset)), encode($0.element)) } }
+        }
+        try Self.write(bookEntries, details(\.entries, ViewRecordCodec.encode), txn)
+        try Self.write(bookSessions, details(\.sessions, ViewRecordCodec.encode), txn)
+        try Self.write(bookSentences, details(\.sentences, ViewRecordCodec.encode), txn)
+        try Self.write(bookMemos, details(\.memos, ViewRecordCodec.encode), txn)
         try Self.write(days, views.days.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
         try Self.write(bookDays, views.bookDays.map { (((reader, $0.key.book), $0.key.day), ViewRecordCodec.encode($0.value)) }, txn)
         try Self.write(months, views.months.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)

@@ -83,6 +83,12 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
     public func bookViews(reader: ReaderID) throws -> [BookView] {
         reader == self.reader ? books.values.sorted { $0.book < $1.book } : []
     }
+    /// Removes the view while the caller changes it (see ``ViewStore/takeBookView(reader:book:)``).
+    public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
+        reader == self.reader ? books.removeValue(forKey: book) : nil
+    }
+    /// Puts a taken view back.
+    public mutating func restoreBookView(_ view: BookView) throws { try putBookView(view) }
 
     public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal {
         reader == self.reader ? days[day] ?? DayTotal() : DayTotal()
