@@ -73,20 +73,27 @@ extension ReadingStore {
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var folded: UInt64 = 0
         var previous: ReaderID?
+        // The digest of the new views, hashed reader by reader while each is in memory; a chunk's
+        // part is kept only once its transaction committed (a write may run its closure again).
+        var digest = ViewDigest.Accumulator()
         while true {
-            let (count, lastReader, finished, total) = try log.environment.write { txn -> (Int, ReaderID?, Bool, UInt64) in
+            let (count, lastReader, finished, total, chunkDigest) = try log.environment.write {
+                txn -> (Int, ReaderID?, Bool, UInt64, ViewDigest.Accumulator) in
                 var count = 0
                 var reader = previous
+                var chunkDigest = digest
                 while count < Self.rebuildChunkSize {
                     guard let next = try readerIndexed(after: reader, txn) else {
-                        return (count, reader, true, try log.lastPosition(in: txn))
+                        return (count, reader, true, try log.lastPosition(in: txn), chunkDigest)
                     }
-                    count += try rebuildReader(next, through: last, into: generations[target], projector: projector, txn)
+                    count += try rebuildReader(next, through: last, into: generations[target], projector: projector,
+                                               digest: &chunkDigest, txn)
                     reader = next
                 }
-                return (count, reader, false, try log.lastPosition(in: txn))
+                return (count, reader, false, try log.lastPosition(in: txn), chunkDigest)
             }
             folded += UInt64(count)
+            digest = chunkDigest
             previous = lastReader
             progress?(folded, total)
             if finished { break }
@@ -95,7 +102,7 @@ extension ReadingStore {
             throw EventStoreError.corruptView(
                 detail: "index.reader: the rebuild found \(folded) events through the reader index, but the log holds \(last)")
         }
-        folded += try log.environment.write { txn -> UInt64 in
+        let tail = try log.environment.write { txn -> UInt64 in
             // Fold (and index) in the active views what other writers appended during the pass, so
             // both generations end at the same position and nothing is folded twice.
             try catchUpAll(txn)
@@ -120,9 +127,13 @@ extension ReadingStore {
             try setCheckpoint(txn, generation: old, 0)
             return tail
         }
+        folded += tail
+        // The views now active are exactly those the pass hashed, unless events were folded after
+        // it or only one table was copied into the old views: then they are read back and hashed.
+        let viewsDigest = view == nil && tail == 0 ? digest.finalize() : try viewDigest()
         let elapsed = started.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return RebuildReport(events: folded, seconds: seconds, digest: try viewDigest())
+        return RebuildReport(events: folded, seconds: seconds, digest: viewsDigest)
     }
 
     /// The first reader in the reader index after `reader` (the first of all for nil).
@@ -137,10 +148,11 @@ extension ReadingStore {
     }
 
     /// Folds every event of `reader` up to position `last` in memory, in log order (with the
-    /// refolds its late events ask for), and appends the reader's records to `tables`. Returns
-    /// how many events it folded.
+    /// refolds its late events ask for), appends the reader's records to `tables` and adds them to
+    /// `digest`. Returns how many events it folded.
     private func rebuildReader(_ reader: ReaderID, through last: UInt64, into tables: ViewDatabases,
-                               projector: ReadingProjector, _ txn: WriteTransaction) throws -> Int {
+                               projector: ReadingProjector, digest: inout ViewDigest.Accumulator,
+                               _ txn: WriteTransaction) throws -> Int {
         var positions: [UInt64] = []
         try txn.forEach(readerIndex, from: (reader, 0), prefix: ReaderIDKey.encode(reader)) { key, _ in
             guard key.1 <= last else { return false }
@@ -163,6 +175,7 @@ extension ReadingStore {
         }
         try refold(refolds, through: last, projector: projector, views: &views, txn)
         try tables.append(views, txn)
+        try digest.add(reader: reader, of: views)
         return positions.count
     }
 

@@ -19,13 +19,30 @@ public enum ViewDigest {
 
     /// The hex digest of `views`.
     public static func of(_ views: some ViewStore) throws -> String {
-        var hasher = SHA256()
-        func add(_ tag: String, _ bytes: [UInt8]) {
+        var digest = Accumulator()
+        for reader in try views.readers() { try digest.add(reader: reader, of: views) }
+        return digest.finalize()
+    }
+
+    /// The digest built reader by reader, in reader-ID order: adding every reader of a store in
+    /// that order gives ``of(_:)``. A rebuild hashes each reader's views while they are still in
+    /// memory instead of reading them all back.
+    ///
+    /// Not `Sendable`: it holds swift-crypto's SHA-256 state, which is not `Sendable` on Linux.
+    public struct Accumulator {
+        private var hasher = SHA256()
+
+        /// An empty digest.
+        public init() {}
+
+        private mutating func add(_ tag: String, _ bytes: [UInt8]) {
             hasher.update(data: Array(tag.utf8))
             withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
             hasher.update(data: bytes)
         }
-        for reader in try views.readers() {
+
+        /// Adds the views of `reader` in `views` (after every reader with a lower ID).
+        public mutating func add(reader: ReaderID, of views: some ViewStore) throws {
             add("reader", reader.bytes)
             if var view = try views.readerView(reader: reader) {
                 view.homeOrderOrigin = nil; view.profileOrigin = nil
@@ -54,9 +71,13 @@ public enum ViewDigest {
                 add("year", ViewRecordCodec.encode(year))
             }
         }
-        return hasher.finalize().map { byte in
-            let hex = Array("0123456789abcdef")
-            return String([hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-        }.joined()
+
+        /// The hex digest of everything added.
+        public func finalize() -> String {
+            hasher.finalize().map { byte in
+                let hex = Array("0123456789abcdef")
+                return String([hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+            }.joined()
+        }
     }
 }

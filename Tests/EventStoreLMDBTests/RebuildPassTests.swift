@@ -30,7 +30,9 @@ import Testing
             #expect(try store.freshFoldDigest() == incremental)
             var calls: [(UInt64, UInt64)] = []
             let report = try store.rebuild { calls.append(($0, $1)) }
+            // The report's digest is hashed during the pass; reading the new views back agrees.
             #expect(report.digest == incremental)
+            #expect(try store.viewDigest() == report.digest)
             #expect(report.events == UInt64(history.count))
             #expect(calls.count >= 2, "\(calls)")
             #expect(try Set(store.readers()) == readers)
