@@ -6,13 +6,14 @@ import TestSupport
 import Testing
 @testable import EventStoreLMDB
 
-/// The `ViewStore` contract, run against every implementation: what is stored is read back
+/// The `ViewStore` contract, run against every implementation (the in-memory store, the write-back
+/// cache, the LMDB store, and the one-reader store of rebuilds, filled per reader): what is stored is read back
 /// identically (point reads and range reads, every record kind), and what is deleted (a zero
 /// total, an inactive goal, an empty year, a removed run) is gone from both.
 @Suite struct ViewStoreContractTests {
     /// The implementations under test.
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case inMemory, cachingOverInMemory, lmdb
+        case inMemory, cachingOverInMemory, lmdb, singleReader
         var testDescription: String { rawValue }
     }
 
@@ -72,6 +73,23 @@ import Testing
             try Self.checkDeleted(views)
             #expect(try Contents(of: views) == expectedEmptied)
             #expect(try Contents(of: views.base) == expectedEmptied)
+        case .singleReader:
+            // One store per reader: each holds exactly that reader's part of the contents.
+            for reader in try Self.source.readers() {
+                var views = SingleReaderViewStore(reader: reader)
+                try Self.fill(&views, only: reader)
+                try Self.checkPoints(views, only: reader)
+                #expect(try Contents(of: views).readers == expectedFull.readers.filter { $0.id == reader })
+                try Self.deleteDeletable(&views, only: reader)
+                try Self.checkDeleted(views, only: reader)
+                #expect(try Contents(of: views).readers == expectedEmptied.readers.filter { $0.id == reader })
+                // A write for another reader is refused and changes nothing.
+                let before = try Contents(of: views)
+                #expect(throws: SingleReaderViewStore.OtherReader.self) {
+                    try views.putBucketTotals(reader: ReaderID(), BucketTotals())
+                }
+                #expect(try Contents(of: views) == before)
+            }
         case .lmdb:
             try withTempDirectory { dir in
                 let store = try ReadingStore.open(at: dir.child("store"))
@@ -127,6 +145,10 @@ import Testing
             try roundTrip(&views)
             try views.flush()
             #expect(try views.base.bookView(reader: reader, book: original.book) == changed)
+        case .singleReader:
+            var views = SingleReaderViewStore(reader: reader)
+            try roundTrip(&views)
+            #expect(try views.bookView(reader: reader, book: original.book) == changed)
         case .lmdb:
             try withTempDirectory { dir in
                 let store = try ReadingStore.open(at: dir.child("store"))
@@ -157,8 +179,8 @@ import Testing
     }
 
     /// Writes every record of the source through the protocol.
-    static func fill(_ views: inout some ViewStore) throws {
-        for reader in try source.readers() {
+    static func fill(_ views: inout some ViewStore, only: ReaderID? = nil) throws {
+        for reader in try source.readers() where only.map({ $0 == reader }) ?? true {
             if let view = try source.readerView(reader: reader) { try views.putReaderView(reader: reader, view) }
             for book in try source.bookViews(reader: reader) {
                 try views.putBookView(book)
@@ -180,8 +202,8 @@ import Testing
     }
 
     /// Every point read gives the source's record.
-    static func checkPoints(_ views: some ViewStore) throws {
-        for reader in try source.readers() {
+    static func checkPoints(_ views: some ViewStore, only: ReaderID? = nil) throws {
+        for reader in try source.readers() where only.map({ $0 == reader }) ?? true {
             #expect(try views.readerView(reader: reader) == source.readerView(reader: reader))
             for book in try source.bookViews(reader: reader) {
                 #expect(try views.bookView(reader: reader, book: book.book) == book)
@@ -208,8 +230,8 @@ import Testing
 
     /// Deletes what the protocol can delete: totals set to zero, runs removed, goals made
     /// inactive, years emptied. Book views and reader views have no delete.
-    static func deleteDeletable(_ views: inout some ViewStore) throws {
-        for reader in try source.readers() {
+    static func deleteDeletable(_ views: inout some ViewStore, only: ReaderID? = nil) throws {
+        for reader in try source.readers() where only.map({ $0 == reader }) ?? true {
             for book in try source.bookViews(reader: reader) {
                 for (day, _) in try source.bookDayTotals(reader: reader, book: book.book, in: ViewDigest.allDays) {
                     try views.putBookDayTotal(reader: reader, book: book.book, day: day, DayTotal())
@@ -228,8 +250,8 @@ import Testing
     }
 
     /// Every deleted record reads as absent (zero totals, no run, no year).
-    static func checkDeleted(_ views: some ViewStore) throws {
-        for reader in try source.readers() {
+    static func checkDeleted(_ views: some ViewStore, only: ReaderID? = nil) throws {
+        for reader in try source.readers() where only.map({ $0 == reader }) ?? true {
             for book in try source.bookViews(reader: reader) {
                 for (day, _) in try source.bookDayTotals(reader: reader, book: book.book, in: ViewDigest.allDays) {
                     #expect(try views.bookDayTotal(reader: reader, book: book.book, day: day) == DayTotal())
