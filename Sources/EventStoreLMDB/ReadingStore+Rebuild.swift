@@ -201,7 +201,7 @@ extension ReadingStore {
         let last = try log.lastPosition(in: txn)
         guard last > from else { return 0 }
         // Fold through a write-back cache: each touched record is read and written once per chunk.
-        var views = CachingViewStore(base: LMDBViewStore(txn: txn, tables: generations[target]))
+        var views = CachingViewStore(base: AnyViewStore(LMDBViewStore(txn: txn, tables: generations[target])))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var count = 0
         var position = from
@@ -209,7 +209,7 @@ extension ReadingStore {
         while count < limit, position < last {
             let records = try log.events(from: position + 1, limit: min(EventLog.readChunkSize, limit - count), in: txn)
             guard !records.isEmpty else { break }
-            for record in records { refolds.note(try projector.apply(try Self.envelope(of: record), to: &views)) }
+            for record in records { refolds.note(try views.apply(try Self.envelope(of: record), with: projector)) }
             position = records.last!.position
             count += records.count
         }

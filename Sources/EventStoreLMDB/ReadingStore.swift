@@ -219,11 +219,12 @@ public final class ReadingStore: Sendable {
     func foldAppended(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> Int {
         guard let last = envelopes.map(\.position).max() else { return 0 }
         let generation = try activeGeneration(txn)
-        var views = CachingViewStore(base: LMDBViewStore(txn: txn, tables: generations[generation]))
+        // A cache over the type-erased LMDB store: the fold then runs specialized (AnyViewStore).
+        var views = CachingViewStore(base: AnyViewStore(LMDBViewStore(txn: txn, tables: generations[generation])))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var refolds = RefoldSet()
         for envelope in envelopes {
-            refolds.note(try projector.apply(envelope, to: &views))
+            refolds.note(try views.apply(envelope, with: projector))
             try txn.put(readerIndex, (envelope.reader, envelope.position), [])
         }
         try refold(refolds, through: last, projector: projector, views: &views, txn)

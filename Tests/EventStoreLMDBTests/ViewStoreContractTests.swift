@@ -7,13 +7,13 @@ import Testing
 @testable import EventStoreLMDB
 
 /// The `ViewStore` contract, run against every implementation (the in-memory store, the write-back
-/// cache, the LMDB store, and the one-reader store of rebuilds, filled per reader): what is stored is read back
+/// cache, the type-erasing wrapper, the LMDB store, and the one-reader store of rebuilds, filled per reader): what is stored is read back
 /// identically (point reads and range reads, every record kind), and what is deleted (a zero
 /// total, an inactive goal, an empty year, a removed run) is gone from both.
 @Suite struct ViewStoreContractTests {
     /// The implementations under test.
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case inMemory, cachingOverInMemory, lmdb, singleReader
+        case inMemory, cachingOverInMemory, anyOverInMemory, lmdb, singleReader
         var testDescription: String { rawValue }
     }
 
@@ -54,6 +54,14 @@ import Testing
         switch kind {
         case .inMemory:
             var views = InMemoryViewStore()
+            try Self.fill(&views)
+            try Self.checkPoints(views)
+            #expect(try Contents(of: views) == expectedFull)
+            try Self.deleteDeletable(&views)
+            try Self.checkDeleted(views)
+            #expect(try Contents(of: views) == expectedEmptied)
+        case .anyOverInMemory:
+            var views = AnyViewStore(InMemoryViewStore())
             try Self.fill(&views)
             try Self.checkPoints(views)
             #expect(try Contents(of: views) == expectedFull)
@@ -145,6 +153,10 @@ import Testing
             try roundTrip(&views)
             try views.flush()
             #expect(try views.base.bookView(reader: reader, book: original.book) == changed)
+        case .anyOverInMemory:
+            var views = AnyViewStore(InMemoryViewStore())
+            try roundTrip(&views)
+            #expect(try views.bookView(reader: reader, book: original.book) == changed)
         case .singleReader:
             var views = SingleReaderViewStore(reader: reader)
             try roundTrip(&views)
