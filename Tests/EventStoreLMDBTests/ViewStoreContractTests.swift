@@ -51,23 +51,22 @@ import Testing
         for index in expectedEmptied.readers.indices { expectedEmptied.readers[index].removeDeletableRecords() }
         #expect(expectedEmptied != expectedFull)
 
+        /// Fill, check, delete, check: for stores that write through at once.
+        func cycle(_ views: inout some ViewStore) throws {
+            try Self.fill(&views)
+            try Self.checkPoints(views)
+            #expect(try Contents(of: views) == expectedFull)
+            try Self.deleteDeletable(&views)
+            try Self.checkDeleted(views)
+            #expect(try Contents(of: views) == expectedEmptied)
+        }
         switch kind {
         case .inMemory:
             var views = InMemoryViewStore()
-            try Self.fill(&views)
-            try Self.checkPoints(views)
-            #expect(try Contents(of: views) == expectedFull)
-            try Self.deleteDeletable(&views)
-            try Self.checkDeleted(views)
-            #expect(try Contents(of: views) == expectedEmptied)
+            try cycle(&views)
         case .anyOverInMemory:
             var views = AnyViewStore(InMemoryViewStore())
-            try Self.fill(&views)
-            try Self.checkPoints(views)
-            #expect(try Contents(of: views) == expectedFull)
-            try Self.deleteDeletable(&views)
-            try Self.checkDeleted(views)
-            #expect(try Contents(of: views) == expectedEmptied)
+            try cycle(&views)
         case .cachingOverInMemory:
             var views = CachingViewStore(base: InMemoryViewStore())
             try Self.fill(&views)
