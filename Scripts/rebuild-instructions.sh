@@ -4,7 +4,10 @@
 # exactly. A documented manual measurement; not part of .ci/run (a run takes a minute or two
 # after the build).
 #
-# Usage: Scripts/rebuild-instructions.sh [N]      (default N = 20000 events)
+# Usage: Scripts/rebuild-instructions.sh [N]            (default N = 20000 events)
+#        Scripts/rebuild-instructions.sh --append [N]   instructions per appended event instead: the
+#            P1 path (appendRecorded in chunks of 1,000 into a new store, views folded), counted
+#            inside the benchmark's `measuredAppend` (`reading-benchmarks --append-once N`)
 #
 # What it does:
 #   1. builds the release benchmark binary (Benchmarks package, scratch Benchmarks/.build-bench);
@@ -28,7 +31,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+mode=rebuild
+if [[ "${1:-}" == "--append" ]]; then mode=append; shift; fi
 events="${1:-20000}"
+measured=measuredRebuild
+if [[ "$mode" == append ]]; then measured=measuredAppend; fi
 scratch=Benchmarks/.build-bench
 command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install -y valgrind" >&2; exit 1; }
 
@@ -38,9 +45,9 @@ binary="$(swift build -c release --package-path Benchmarks --scratch-path "$scra
 
 # The exact mangled name of measuredRebuild: a wildcard could also match closures or thunks, and
 # each match toggles collection again.
-symbols="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E '^\$s18reading_benchmarks15measuredRebuildy.*KF$' || true)"
+symbols="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E "^\\\$s18reading_benchmarks${#measured}${measured}y.*KF\$" || true)"
 if [[ "$(printf '%s\n' "$symbols" | grep -c .)" != 1 ]]; then
-    echo "expected exactly one measuredRebuild symbol in $binary, found: ${symbols:-none}" >&2
+    echo "expected exactly one $measured symbol in $binary, found: ${symbols:-none}" >&2
     exit 1
 fi
 
@@ -54,9 +61,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== creating a store of $events events ==" >&2
-store="$("$binary" --make-store "$events" | sed -n 's/^RESULT //p')"
-[[ -d "$store" ]] || { echo "--make-store printed no store directory" >&2; exit 1; }
+if [[ "$mode" == rebuild ]]; then
+    echo "== creating a store of $events events ==" >&2
+    store="$("$binary" --make-store "$events" | sed -n 's/^RESULT //p')"
+    [[ -d "$store" ]] || { echo "--make-store printed no store directory" >&2; exit 1; }
+fi
 
 # valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug info the Swift toolchain writes and gives
 # up; a copy without debug info keeps the symbol table, which is all callgrind needs for names.
@@ -64,10 +73,16 @@ stripped="$work/reading-benchmarks"
 cp "$binary" "$stripped"
 strip --strip-debug "$stripped"
 
-echo "== rebuilding it under callgrind (only $symbols collected) ==" >&2
 out="$work/callgrind.out"
+if [[ "$mode" == rebuild ]]; then
+    echo "== rebuilding it under callgrind (only $symbols collected) ==" >&2
+    child=(--rebuild-once "$store")
+else
+    echo "== appending $events events under callgrind (only $symbols collected) ==" >&2
+    child=(--append-once "$events")
+fi
 valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect="$symbols" \
-    "$stripped" --rebuild-once "$store" >"$work/child.txt" 2>"$work/valgrind.txt" || {
+    "$stripped" "${child[@]}" >"$work/child.txt" 2>"$work/valgrind.txt" || {
     cat "$work/valgrind.txt" >&2; exit 1; }
 read -r folded digest < <(sed -n 's/^RESULT //p' "$work/child.txt")
 total="$(awk '/^(summary|totals):/ {print $2; exit}' "$out")"
@@ -85,19 +100,25 @@ functions() {
     callgrind_annotate --inclusive="$1" --threshold=100 "$out" | demangle \
         | awk '/^-+$/ { dash++; next } dash >= 4 && NF' \
         | sed -E 's/^( *[0-9,]+ +\([^)]*\) +)[^:]*:/\1/; s/ \[[^]]*\/([^]/]*)\]$/  [\1]/' \
-        | grep -v -E '^ *[0-9,]+ +\([^)]*\) +(__libc_start_main|\(below main\)|0x[0-9a-f]+ |reading_benchmarks_main|measuredRebuild|partial apply for )' \
+        | grep -v -E '^ *[0-9,]+ +\([^)]*\) +(__libc_start_main|\(below main\)|0x[0-9a-f]+ |reading_benchmarks_main|measuredRebuild|measuredAppend|partial apply for )' \
         | grep -E '^ *[0-9,]+ +\(' | grep -v 'PROGRAM TOTALS'
 }
 top10() { functions "$1" | awk 'n < 10 { print; n++ }'; }
 
 digestIr="$(functions yes | awk '/ViewDigest\.of/ && !found { gsub(",", "", $1); print $1; found = 1 }')"
 echo
+if [[ "$mode" == append ]]; then
+    echo "appendRecorded of $folded events in chunks of 1,000, $(valgrind --version), Ir counted inside measuredAppend only"
+    echo "instructions (Ir) of the appends: $total"
+    awk -v t="$total" -v n="$folded" 'BEGIN { printf "instructions per appended event: %.0f\n", t / n }'
+else
 echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild only"
 echo "instructions (Ir) of the rebuild: $total"
 awk -v t="$total" -v n="$folded" -v d="${digestIr:-0}" 'BEGIN {
     printf "instructions per folded event: %.0f\n", t / n
     if (d > 0) printf "  of which the digest of the rebuilt views at the end: %.0f per event (%.1f%%); without it %.0f\n", d / n, d / t * 100, (t - d) / n
 }'
+fi
 echo
 echo "top 10 functions by inclusive Ir (outside callers and partial-apply forwarders left out):"
 top10 yes

@@ -12,7 +12,7 @@
 // --keep-stores  leave the N and 10 N stores in the temporary directory (for mdb_stat) and print their paths.
 //
 // Child modes (not for direct use): --child-rebuild, --child-open, --child-open-raw (P6, P7), and
-// --make-store N, --rebuild-once DIR (Scripts/rebuild-instructions.sh, the callgrind figure).
+// --make-store N, --rebuild-once DIR, --append-once N (Scripts/rebuild-instructions.sh, the callgrind figures).
 import DemoHistory
 import EventStoreLMDB
 import Foundation
@@ -75,6 +75,30 @@ if args.first == "--make-store" {
     print("RESULT \(built.store.path)")
     exit(0)
 }
+if args.first == "--append-once" {
+    // Scripts/rebuild-instructions.sh --append runs this under callgrind: N events of the seeded
+    // demo mix are generated first, then appended to a new store by appendRecorded in chunks of
+    // 1,000 (as P1 does) inside `measuredAppend`, the only function whose instructions count.
+    let events = demoEvents(count: Int(args[1])!)
+    let dir = makeTemp("callgrind-append")
+    let store = try openStore(dir, options: smallMap)
+    let appended = try measuredAppend(store, events)
+    try? FileManager.default.removeItem(at: dir)
+    print("RESULT \(appended)")
+    exit(0)
+}
+
+/// The appends that `--append-once` measures: a function of its own (never inlined, no closures
+/// inside), so callgrind toggles collection once on entry and once on exit.
+@inline(never)
+func measuredAppend(_ store: ReadingStore, _ events: [EventEnvelope]) throws -> Int {
+    var appended = 0
+    for start in stride(from: 0, to: events.count, by: 1_000) {
+        appended += try store.appendRecorded(Array(events[start..<min(events.count, start + 1_000)]))
+    }
+    return appended
+}
+
 if args.first == "--rebuild-once" {
     // Scripts/rebuild-instructions.sh runs this under callgrind, collecting only inside
     // `measuredRebuild` (--toggle-collect), so opening the store and exiting are not counted.
