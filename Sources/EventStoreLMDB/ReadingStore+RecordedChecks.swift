@@ -18,7 +18,7 @@ extension ReadingStore {
                 if envelope != nil { stored.insert(id) }
                 return envelope
             },
-            storedPageCount: { reader, book in try views.bookView(reader: reader, book: book)?.metadata.pageCount })
+            storedPageCount: { reader, book in try views.bookSummary(reader: reader, book: book)?.metadata.pageCount })
         return stored
     }
 }

@@ -150,6 +150,13 @@ struct LMDBViewStore: ViewStore {
         guard let bytes = try txn.get(tables.books, (reader, book)) else { return nil }
         return try assemble(reader: reader, book: book, summary: bytes)
     }
+    /// A book view's summary alone (its metadata, status, goal, ...): the detail arrays and the
+    /// decision state are left empty, nothing but the one summary record is read.
+    func bookSummary(reader: ReaderID, book: BookID) throws -> BookView? {
+        try decode(txn.get(tables.books, (reader, book))) { bytes throws(ViewDecodingError) in
+            try ViewRecordCodec.decodeBookSummary(bytes).view
+        }
+    }
     /// A book view from its summary record, its decision record and its detail records.
     private func assemble(reader: ReaderID, book: BookID, summary bytes: [UInt8]) throws -> BookView {
         let decision = try decisionState(reader: reader, book: book) ?? BookState()
@@ -193,6 +200,34 @@ struct LMDBViewStore: ViewStore {
         try putDetails(w, tables.bookSessions, view, view.sessions.map(ViewRecordCodec.encode))
         try putDetails(w, tables.bookSentences, view, view.sentences.map(ViewRecordCodec.encode))
         try putDetails(w, tables.bookMemos, view, view.memos.map(ViewRecordCodec.encode))
+    }
+    /// Writes a view read as `previous` in this transaction: the summary, the decision record if
+    /// it changed, and only the detail records whose values differ from `previous` (none is
+    /// encoded or read back otherwise). Falls back to ``putBookView(_:)`` when there is no
+    /// `previous`, or when the stored record is not a summary (a whole view of an earlier build,
+    /// whose details are not records of their own yet).
+    mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws {
+        let key = (view.reader, view.book)
+        guard let previous, previous.reader == view.reader, previous.book == view.book,
+              try txn.get(tables.books, key)?.first == ViewRecordCodec.summaryFormat else {
+            return try putBookView(view)
+        }
+        let w = try writer
+        try w.put(tables.books, key, ViewRecordCodec.encodeSummary(view))
+        if view.decision != previous.decision { try w.put(tables.decisions, key, ViewRecordCodec.encode(view.decision)) }
+        try putChanged(w, tables.bookEntries, view, view.entries, previous.entries, ViewRecordCodec.encode)
+        try putChanged(w, tables.bookSessions, view, view.sessions, previous.sessions, ViewRecordCodec.encode)
+        try putChanged(w, tables.bookSentences, view, view.sentences, previous.sentences, ViewRecordCodec.encode)
+        try putChanged(w, tables.bookMemos, view, view.memos, previous.memos, ViewRecordCodec.encode)
+    }
+    private func putChanged<T: Equatable>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey>, _ view: BookView,
+                                          _ new: [T], _ old: [T], _ encode: (T) -> [UInt8]) throws {
+        for index in new.indices where index >= old.count || new[index] != old[index] {
+            try w.put(table, ((view.reader, view.book), UInt32(index)), encode(new[index]))
+        }
+        for index in new.count..<max(new.count, old.count) {
+            try w.delete(table, ((view.reader, view.book), UInt32(index)))
+        }
     }
     private func putDetails(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey>, _ view: BookView,
                             _ records: [[UInt8]]) throws {

@@ -20,6 +20,9 @@ public struct AnyViewStore: ViewStore {
 
     public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { try base.bookView(reader: reader, book: book) }
     public mutating func putBookView(_ view: BookView) throws { try base.putBookView(view) }
+    public mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws {
+        try base.putBookView(view, replacing: previous)
+    }
     public func bookViews(reader: ReaderID) throws -> [BookView] { try base.bookViews(reader: reader) }
     public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
         try base.takeBookView(reader: reader, book: book)

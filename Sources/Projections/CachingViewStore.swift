@@ -21,6 +21,9 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     private var dirtyBooks: Set<BookKey> = []
     /// Books handed over by ``takeBookView(reader:book:)`` and not yet given back.
     private var takenBooks: Set<BookKey> = []
+    /// Each book view as it was read from the base store (absent: it was not there), so the flush
+    /// can tell the base what changed (``ViewStore/putBookView(_:replacing:)``).
+    private var loadedBooks: [BookKey: BookView] = [:]
     private var days: [DayKey: DayTotal] = [:]
     private var dirtyDays: Set<DayKey> = []
     private var bookDays: [BookDayKey: DayTotal] = [:]
@@ -44,7 +47,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
             if let view = readerViews[key] ?? nil { try base.putReaderView(reader: key, view) }
         }
         for key in dirtyBooks.sorted(by: { ($0.reader, $0.book) < ($1.reader, $1.book) }) {
-            if let view = books[key] ?? nil { try base.putBookView(view) }
+            if let view = books[key] ?? nil { try base.putBookView(view, replacing: loadedBooks[key]) }
         }
         for key in dirtyDays.sorted(by: { ($0.reader, $0.day) < ($1.reader, $1.day) }) {
             try base.putDayTotal(reader: key.reader, day: key.day, days[key]!)
@@ -59,7 +62,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         for key in dirtyYears.sorted(by: { ($0.reader, $0.year) < ($1.reader, $1.year) }) {
             try base.putYearView(reader: key.reader, years[key]!)
         }
-        books = [:]; days = [:]; bookDays = [:]; months = [:]; buckets = [:]; readerViews = [:]; years = [:]
+        books = [:]; loadedBooks = [:]; days = [:]; bookDays = [:]; months = [:]; buckets = [:]; readerViews = [:]; years = [:]
         dirtyBooks = []; dirtyDays = []; dirtyBookDays = []; dirtyMonths = []; dirtyBuckets = []; dirtyReaders = []
         dirtyYears = []
     }
@@ -69,6 +72,12 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         precondition(!takenBooks.contains(key), "book \(book) is taken: put it back before reading it")
         if let cached = books[key] { return cached }
         return try base.bookView(reader: reader, book: book)
+    }
+    /// A book view read from the base store, noted as loaded (the flush passes it as `previous`).
+    private mutating func load(_ key: BookKey) throws -> BookView? {
+        let view = try base.bookView(reader: key.reader, book: key.book)
+        if let view { loadedBooks[key] = view }
+        return view
     }
     public mutating func putBookView(_ view: BookView) throws {
         let key = BookKey(reader: view.reader, book: view.book)
@@ -80,7 +89,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
         let key = BookKey(reader: reader, book: book)
         precondition(!takenBooks.contains(key), "book \(book) is taken already")
-        let view = try books.removeValue(forKey: key) ?? base.bookView(reader: reader, book: book)
+        let view = try books.removeValue(forKey: key) ?? load(key)
         if view != nil { takenBooks.insert(key) } else { books[key] = .some(nil) }
         return view
     }

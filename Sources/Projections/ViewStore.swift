@@ -21,6 +21,9 @@ public protocol ViewStore {
     mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView?
     /// Gives back, unchanged, a view taken with ``takeBookView(reader:book:)``: nothing is written.
     mutating func restoreBookView(_ view: BookView) throws
+    /// Stores the view of one book that was `previous` when it was read from this store (`nil`:
+    /// it was not there): a store that keeps a book in parts writes only the parts that differ.
+    mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws
 
     /// The totals of one day (zero when nothing was read).
     func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal
@@ -87,4 +90,6 @@ extension ViewStore {
     }
     /// The default: nothing (the view was never handed over).
     public mutating func restoreBookView(_ view: BookView) throws {}
+    /// The default: ``putBookView(_:)``.
+    public mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws { try putBookView(view) }
 }
