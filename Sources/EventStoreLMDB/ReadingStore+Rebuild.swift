@@ -216,7 +216,7 @@ extension ReadingStore {
         // Events that arrived late (merged after events they sort before) refold their books,
         // from the events folded so far.
         try refold(refolds, through: position, projector: projector, views: &views, txn)
-        try views.flush()
+        try views.flushSpecialized()
         try setCheckpoint(txn, generation: target, position)
         return count
     }

@@ -315,16 +315,22 @@ extension ReadingStore {
     func noteOrigins(_ stored: [EventEnvelope], _ txn: WriteTransaction) throws {
         guard !stored.isEmpty else { return }
         var clock = try txn.get(sync.clock, "clock") ?? 0
-        var touched: [ReplicaID: UInt64] = [:]
+        var touched: [ReplicaID: [UInt64]] = [:]
         for envelope in stored {
             guard let origin = envelope.origin else { continue }
             try txn.put(sync.origins, (origin.replica, origin.sequence), (envelope.position, origin.stamp))
             clock = max(clock, origin.stamp)
-            touched[origin.replica] = max(touched[origin.replica] ?? 0, origin.sequence)
+            touched[origin.replica, default: []].append(origin.sequence)
         }
         try txn.put(sync.clock, "clock", clock)
-        for (replica, _) in touched {
+        for (replica, sequences) in touched {
+            // The head moves over the sequences just written without reading them back (a local
+            // batch is contiguous), then over any held before that now join it.
             var head = try txn.get(sync.vector, replica) ?? 0
+            for sequence in sequences.sorted() where sequence > head {
+                guard sequence == head + 1 else { break }
+                head = sequence
+            }
             while try txn.get(sync.origins, (replica, head + 1)) != nil { head += 1 }
             try txn.put(sync.vector, replica, head)
         }

@@ -228,7 +228,7 @@ public final class ReadingStore: Sendable {
             try txn.put(readerIndex, (envelope.reader, envelope.position), [])
         }
         try refold(refolds, through: last, projector: projector, views: &views, txn)
-        try views.flush()
+        try views.flushSpecialized()
         try setCheckpoint(txn, generation: generation, last)
         return refolds.books.count
     }

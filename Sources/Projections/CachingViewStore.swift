@@ -11,11 +11,13 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     /// The store underneath.
     public private(set) var base: Base
 
-    private struct BookKey: Hashable { var reader: ReaderID; var book: BookID }
-    private struct DayKey: Hashable { var reader: ReaderID; var day: LocalDate }
-    private struct BookDayKey: Hashable { var reader: ReaderID; var book: BookID; var day: LocalDate }
-    private struct MonthKey: Hashable { var reader: ReaderID; var month: YearMonth }
-    private struct YearKey: Hashable { var reader: ReaderID; var year: Int }
+    // The cache's keys are types of their own (below), not nested in this generic type, so that
+    // hashing and sorting them runs specialized code whatever the base store.
+    private typealias BookKey = CacheBookKey
+    private typealias DayKey = CacheDayKey
+    private typealias BookDayKey = CacheBookDayKey
+    private typealias MonthKey = CacheMonthKey
+    private typealias YearKey = CacheYearKey
 
     private var books: [BookKey: BookView?] = [:]
     private var dirtyBooks: Set<BookKey> = []
@@ -188,3 +190,9 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         return try base.readers()
     }
 }
+
+struct CacheBookKey: Hashable { var reader: ReaderID; var book: BookID }
+struct CacheDayKey: Hashable { var reader: ReaderID; var day: LocalDate }
+struct CacheBookDayKey: Hashable { var reader: ReaderID; var book: BookID; var day: LocalDate }
+struct CacheMonthKey: Hashable { var reader: ReaderID; var month: YearMonth }
+struct CacheYearKey: Hashable { var reader: ReaderID; var year: Int }
