@@ -7,7 +7,8 @@
 # Usage: Scripts/rebuild-instructions.sh [N]            (default N = 20000 events)
 #        Scripts/rebuild-instructions.sh --append [N]   instructions per appended event instead: the
 #            P1 path (appendRecorded in chunks of 1,000 into a new store, views folded), counted
-#            inside the benchmark's `measuredAppend` (`reading-benchmarks --append-once N`)
+#            inside the benchmark's `measuredAppend` (`reading-benchmarks --append-once N`);
+#            APPEND_CHUNK=1 appends one event per durable transaction instead (the P2 path)
 #
 # What it does:
 #   1. builds the release benchmark binary (Benchmarks package, scratch Benchmarks/.build-bench);
@@ -108,7 +109,7 @@ top10() { functions "$1" | awk 'n < 10 { print; n++ }'; }
 digestIr="$(functions yes | awk '/ViewDigest\.of/ && !found { gsub(",", "", $1); print $1; found = 1 }')"
 echo
 if [[ "$mode" == append ]]; then
-    echo "appendRecorded of $folded events in chunks of 1,000, $(valgrind --version), Ir counted inside measuredAppend only"
+    echo "appendRecorded of $folded events in chunks of ${APPEND_CHUNK:-1000}, $(valgrind --version), Ir counted inside measuredAppend only"
     echo "instructions (Ir) of the appends: $total"
     awk -v t="$total" -v n="$folded" 'BEGIN { printf "instructions per appended event: %.0f\n", t / n }'
 else

@@ -78,11 +78,13 @@ if args.first == "--make-store" {
 if args.first == "--append-once" {
     // Scripts/rebuild-instructions.sh --append runs this under callgrind: N events of the seeded
     // demo mix are generated first, then appended to a new store by appendRecorded in chunks of
-    // 1,000 (as P1 does) inside `measuredAppend`, the only function whose instructions count.
+    // 1,000 (as P1 does; APPEND_CHUNK=1 appends one event per durable transaction, as P2 does)
+    // inside `measuredAppend`, the only function whose instructions count.
     let events = demoEvents(count: Int(args[1])!)
     let dir = makeTemp("callgrind-append")
     let store = try openStore(dir, options: smallMap)
-    let appended = try measuredAppend(store, events)
+    let chunk = ProcessInfo.processInfo.environment["APPEND_CHUNK"].flatMap(Int.init) ?? 1_000
+    let appended = try measuredAppend(store, events, chunk: max(1, chunk))
     try? FileManager.default.removeItem(at: dir)
     print("RESULT \(appended)")
     exit(0)
@@ -91,10 +93,10 @@ if args.first == "--append-once" {
 /// The appends that `--append-once` measures: a function of its own (never inlined, no closures
 /// inside), so callgrind toggles collection once on entry and once on exit.
 @inline(never)
-func measuredAppend(_ store: ReadingStore, _ events: [EventEnvelope]) throws -> Int {
+func measuredAppend(_ store: ReadingStore, _ events: [EventEnvelope], chunk: Int) throws -> Int {
     var appended = 0
-    for start in stride(from: 0, to: events.count, by: 1_000) {
-        appended += try store.appendRecorded(Array(events[start..<min(events.count, start + 1_000)]))
+    for start in stride(from: 0, to: events.count, by: chunk) {
+        appended += try store.appendRecorded(Array(events[start..<min(events.count, start + chunk)]))
     }
     return appended
 }
