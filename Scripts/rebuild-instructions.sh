@@ -46,7 +46,7 @@ binary="$(swift build -c release --package-path Benchmarks --scratch-path "$scra
 
 # The exact mangled name of measuredRebuild: a wildcard could also match closures or thunks, and
 # each match toggles collection again.
-symbols="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E "^\\\$s18reading_benchmarks${#measured}${measured}y.*KF\$" || true)"
+symbols="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E "^\\\$s18reading_benchmarks${#measured}${measured}[y_].*KF\$" || true)"
 if [[ "$(printf '%s\n' "$symbols" | grep -c .)" != 1 ]]; then
     echo "expected exactly one $measured symbol in $binary, found: ${symbols:-none}" >&2
     exit 1
