@@ -175,11 +175,17 @@ struct LMDBViewStore: ViewStore {
     private func details<T>(_ table: ViewDatabases.Table<ReaderBookIndexKey>, _ reader: ReaderID, _ book: BookID,
                             _ decoder: ([UInt8]) throws(ViewDecodingError) -> T) throws -> [T] {
         var result: [T] = []
-        try forEach(table, prefix: ReaderBookKey.encode((reader, book))) { key, value in
-            guard key.1 == UInt32(result.count) else {
-                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has detail \(key.1) where \(result.count) was expected")
+        // Raw cursor steps: the key's reader and book are the prefix, so only its index is read
+        // (no identifiers built per record), and the value is copied once, into the decoder.
+        try txn.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((reader, book))) { key, value in
+            guard key.count == 36 else {
+                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has a detail key of \(key.count) bytes, not 36")
             }
-            result.append(try decode(value, decoder)!)
+            let index = UInt32(key[32]) << 24 | UInt32(key[33]) << 16 | UInt32(key[34]) << 8 | UInt32(key[35])
+            guard index == UInt32(result.count) else {
+                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has detail \(index) where \(result.count) was expected")
+            }
+            result.append(try decode(Array(value), decoder)!)
             return true
         }
         return result
