@@ -9,7 +9,7 @@ extension ReadingStore {
     /// the log and the active views as of this transaction. Returns the event IDs already stored
     /// (each ID is looked up once, here), so the append takes sequence numbers only for new ones.
     func checkRecorded(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> Set<EventID> {
-        let views = LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)])
+        let views = try activeViews(txn)
         var stored = Set<EventID>()
         try RecordedBatch.check(
             envelopes,

@@ -147,6 +147,11 @@ public final class ReadingStore: Sendable {
         Int(try txn.get(viewMeta, "generation")?.first ?? 0) & 1
     }
 
+    /// The active generation's views inside `txn`.
+    func activeViews(_ txn: ReadTransaction) throws -> LMDBViewStore {
+        LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)])
+    }
+
     func checkpoint(_ txn: ReadTransaction, generation: Int) throws -> UInt64 {
         try txn.get(viewCheckpoints, "checkpoint.g\(generation)") ?? 0
     }
@@ -271,7 +276,7 @@ public final class ReadingStore: Sendable {
     @discardableResult
     public func execute(_ command: ReaderCommand, context: CommandContext) throws -> [EventEnvelope] {
         try execute(stream: .reader(context.reader), context: context) { txn in
-            let views = LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)])
+            let views = try activeViews(txn)
             let reader = try views.readerView(reader: context.reader) ?? ReaderView()
             var challenges: [Int: ChallengeSet] = [:]
             if case .setChallenge(let year, _, _) = command, let challenge = try views.yearView(reader: context.reader, year: year)?.challenge {
@@ -283,7 +288,7 @@ public final class ReadingStore: Sendable {
 
     /// The decision state of a book in the active views (a fresh state for a book never added).
     func decisionState(reader: ReaderID, book: BookID, _ txn: ReadTransaction) throws -> BookState {
-        try LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)]).decisionState(reader: reader, book: book) ?? BookState()
+        try activeViews(txn).decisionState(reader: reader, book: book) ?? BookState()
     }
 
     private func execute(stream: StreamID, context: CommandContext,
@@ -387,7 +392,7 @@ public final class ReadingStore: Sendable {
     /// Runs `body` over the active views in one read transaction.
     public func withViews<R>(_ body: (any ViewStore) throws -> R) throws -> R {
         try log.environment.read { txn in
-            try body(LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)]))
+            try body(activeViews(txn))
         }
     }
 

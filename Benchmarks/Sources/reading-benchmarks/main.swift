@@ -84,21 +84,18 @@ if args.first == "--append-once" {
     let dir = makeTemp("callgrind-append")
     let store = try openStore(dir, options: smallMap)
     let chunk = ProcessInfo.processInfo.environment["APPEND_CHUNK"].flatMap(Int.init) ?? 1_000
-    let appended = try measuredAppend(store, events, chunk: max(1, chunk))
+    try measuredAppend(store, events, chunk: max(1, chunk))
+    let appended = try store.log.lastPosition()
     try? FileManager.default.removeItem(at: dir)
     print("RESULT \(appended)")
     exit(0)
 }
 
-/// The appends that `--append-once` measures: a function of its own (never inlined, no closures
-/// inside), so callgrind toggles collection once on entry and once on exit.
+/// The appends that `--append-once` measures (P1's `appendChunks`): a function of its own (never
+/// inlined, no closures inside), so callgrind toggles collection once on entry and once on exit.
 @inline(never)
-func measuredAppend(_ store: ReadingStore, _ events: [EventEnvelope], chunk: Int) throws -> Int {
-    var appended = 0
-    for start in stride(from: 0, to: events.count, by: chunk) {
-        appended += try store.appendRecorded(Array(events[start..<min(events.count, start + chunk)]))
-    }
-    return appended
+func measuredAppend(_ store: ReadingStore, _ events: [EventEnvelope], chunk: Int) throws {
+    try appendChunks(store, events, chunk: chunk)
 }
 
 if args.first == "--rebuild-once" {
