@@ -31,6 +31,8 @@ public final class ReadingStore: Sendable {
     let readerIndex: LMDBDatabase<ReaderPositionKey, RawBytes>
     let groupCommit: GroupCommit
     let sync: SyncTables
+    /// Book views as this process's last write transaction left them (see ``BookViewMemo``).
+    let bookViewMemo = BookViewMemo()
 
     /// Opens (or creates) a store in `directory`.
     ///
@@ -147,9 +149,13 @@ public final class ReadingStore: Sendable {
         Int(try txn.get(viewMeta, "generation")?.first ?? 0) & 1
     }
 
-    /// The active generation's views inside `txn`.
+    /// The active generation's views inside `txn` (in a write transaction, with the session of
+    /// the book-view memo).
     func activeViews(_ txn: ReadTransaction) throws -> LMDBViewStore {
-        LMDBViewStore(txn: txn, tables: generations[try activeGeneration(txn)])
+        let generation = try activeGeneration(txn)
+        return LMDBViewStore(txn: txn, tables: generations[generation], memo: (txn as? WriteTransaction).map {
+            bookViewMemo.session($0, generation: generation)
+        })
     }
 
     func checkpoint(_ txn: ReadTransaction, generation: Int) throws -> UInt64 {
@@ -225,7 +231,8 @@ public final class ReadingStore: Sendable {
         guard let last = envelopes.map(\.position).max() else { return 0 }
         let generation = try activeGeneration(txn)
         // A cache over the type-erased LMDB store: the fold then runs specialized (AnyViewStore).
-        var views = CachingViewStore(base: AnyViewStore(LMDBViewStore(txn: txn, tables: generations[generation])))
+        let stored = LMDBViewStore(txn: txn, tables: generations[generation], memo: bookViewMemo.session(txn, generation: generation))
+        var views = CachingViewStore(base: AnyViewStore(stored))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var refolds = RefoldSet()
         for envelope in envelopes {

@@ -120,6 +120,15 @@ extension ViewDatabases {
 struct LMDBViewStore: ViewStore {
     let txn: ReadTransaction
     let tables: ViewDatabases
+    /// The write transaction's session of the store's ``BookViewMemo``: book views are served
+    /// from it when it knows them, and noted in it when read or written (`nil`: records only).
+    var memo: BookViewMemo.Session?
+
+    init(txn: ReadTransaction, tables: ViewDatabases, memo: BookViewMemo.Session? = nil) {
+        self.txn = txn
+        self.tables = tables
+        self.memo = memo
+    }
 
     private var writer: WriteTransaction {
         get throws {
@@ -147,29 +156,37 @@ struct LMDBViewStore: ViewStore {
     }
 
     func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
+        if let known = memo?.view(reader: reader, book: book) { return known }
         guard let bytes = try txn.get(tables.books, (reader, book)) else { return nil }
-        return try assemble(reader: reader, book: book, summary: bytes)
+        let (view, isSummary) = try assemble(reader: reader, book: book, summary: bytes)
+        if isSummary { memo?.note(view) }
+        return view
     }
     /// A book view's summary alone (its metadata, status, goal, ...): the detail arrays and the
     /// decision state are left empty, nothing but the one summary record is read.
     func bookSummary(reader: ReaderID, book: BookID) throws -> BookView? {
-        try decode(txn.get(tables.books, (reader, book))) { bytes throws(ViewDecodingError) in
+        if var known = memo?.view(reader: reader, book: book) {
+            known.entries = []; known.sessions = []; known.sentences = []; known.memos = []; known.decision = BookState()
+            return known
+        }
+        return try decode(txn.get(tables.books, (reader, book))) { bytes throws(ViewDecodingError) in
             try ViewRecordCodec.decodeBookSummary(bytes).view
         }
     }
-    /// A book view from its summary record, its decision record and its detail records.
-    private func assemble(reader: ReaderID, book: BookID, summary bytes: [UInt8]) throws -> BookView {
+    /// A book view from its summary record, its decision record and its detail records, and
+    /// whether the summary was one (false: a whole view of an earlier build).
+    private func assemble(reader: ReaderID, book: BookID, summary bytes: [UInt8]) throws -> (view: BookView, isSummary: Bool) {
         let decision = try decisionState(reader: reader, book: book) ?? BookState()
         var (view, isSummary) = try decode(bytes) { bytes throws(ViewDecodingError) in
             try ViewRecordCodec.decodeBookSummary(bytes, decision: decision)
         }!
         // A whole view written by an earlier build holds its details itself.
-        guard isSummary else { return view }
+        guard isSummary else { return (view, false) }
         view.entries = try details(tables.bookEntries, reader, book, ViewRecordCodec.decodePageEntry)
         view.sessions = try details(tables.bookSessions, reader, book, ViewRecordCodec.decodeSessionRecord)
         view.sentences = try details(tables.bookSentences, reader, book, ViewRecordCodec.decodeTextNote)
         view.memos = try details(tables.bookMemos, reader, book, ViewRecordCodec.decodeTextNote)
-        return view
+        return (view, true)
     }
     /// The detail records of one book in one table, in index order; a gap in the indices is damage.
     private func details<T>(_ table: ViewDatabases.Table<ReaderBookIndexKey>, _ reader: ReaderID, _ book: BookID,
@@ -193,7 +210,8 @@ struct LMDBViewStore: ViewStore {
     /// The book's persisted decision state alone (`nil` before the book has a view): one small
     /// record, what ``ReadingStore/execute(_:book:context:)`` decides on.
     func decisionState(reader: ReaderID, book: BookID) throws -> BookState? {
-        try decode(txn.get(tables.decisions, (reader, book)), ViewRecordCodec.decodeBookState)
+        if let known = memo?.view(reader: reader, book: book) { return known.decision }
+        return try decode(txn.get(tables.decisions, (reader, book)), ViewRecordCodec.decodeBookState)
     }
     /// Writes the view's summary and decision records, and of its detail records only those that
     /// differ from what is stored (compared byte for byte): a page record appended to a book adds
@@ -206,6 +224,7 @@ struct LMDBViewStore: ViewStore {
         try putDetails(w, tables.bookSessions, view, view.sessions.map(ViewRecordCodec.encode))
         try putDetails(w, tables.bookSentences, view, view.sentences.map(ViewRecordCodec.encode))
         try putDetails(w, tables.bookMemos, view, view.memos.map(ViewRecordCodec.encode))
+        memo?.note(view)
     }
     /// Writes a view read as `previous` in this transaction: the summary, the decision record if
     /// it changed, and only the detail records whose values differ from `previous` (none is
@@ -214,8 +233,11 @@ struct LMDBViewStore: ViewStore {
     /// whose details are not records of their own yet).
     mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws {
         let key = (view.reader, view.book)
+        // A view the memo knows is stored as a summary already (read as one, or written by this
+        // build), so its format byte need not be read.
         guard let previous, previous.reader == view.reader, previous.book == view.book,
-              try txn.get(tables.books, key)?.first == ViewRecordCodec.summaryFormat else {
+              try memo?.knows(reader: view.reader, book: view.book) == true
+                || txn.get(tables.books, key)?.first == ViewRecordCodec.summaryFormat else {
             return try putBookView(view)
         }
         let w = try writer
@@ -225,6 +247,7 @@ struct LMDBViewStore: ViewStore {
         try putChanged(w, tables.bookSessions, view, view.sessions, previous.sessions, ViewRecordCodec.encode)
         try putChanged(w, tables.bookSentences, view, view.sentences, previous.sentences, ViewRecordCodec.encode)
         try putChanged(w, tables.bookMemos, view, view.memos, previous.memos, ViewRecordCodec.encode)
+        memo?.note(view)
     }
     private func putChanged<T: Equatable>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey>, _ view: BookView,
                                           _ new: [T], _ old: [T], _ encode: (T) -> [UInt8]) throws {
@@ -252,7 +275,7 @@ struct LMDBViewStore: ViewStore {
     func bookViews(reader: ReaderID) throws -> [BookView] {
         var result: [BookView] = []
         try forEach(tables.books, prefix: ReaderIDKey.encode(reader)) { key, value in
-            result.append(try assemble(reader: key.0, book: key.1, summary: value))
+            result.append(try assemble(reader: key.0, book: key.1, summary: value).view)
             return true
         }
         return result

@@ -189,6 +189,8 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 let commit = mdb_txn_commit(txn)
                 if commit == MDB_MAP_FULL { return .growMap }
                 if commit != 0 { throw LMDBError.writeFailure(code: commit, operation: "mdb_txn_commit(\(path))", directory: path) }
+                let committed = transaction.didWrite ? transaction.id : nil
+                for handler in transaction.commitHandlers { handler(committed) }
                 return .done(value)
             }
             switch outcome {

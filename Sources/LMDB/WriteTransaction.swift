@@ -8,6 +8,36 @@ public final class WriteTransaction: ReadTransaction {
     /// Set when a put hit `MDB_MAP_FULL`: the environment then grows the map and re-runs the
     /// closure, whatever the closure did with the error.
     var hitMapFull = false
+    /// Run by the environment after the commit succeeded, in order (``afterCommit(_:)``).
+    private(set) var commitHandlers: [(_ committedID: UInt64?) -> Void] = []
+    /// Set by every put, delete and drop that succeeded. LMDB commits a transaction that changed
+    /// nothing without a new transaction ID; one that changed a page always takes one.
+    private(set) var didWrite = false
+    /// Objects that live as long as this transaction (``attachment(_:make:)``).
+    private var attachments: [ObjectIdentifier: AnyObject] = [:]
+
+    /// The transaction's ID (`mdb_txn_id`): LMDB numbers committed write transactions one after
+    /// another across every process of the environment, and a write transaction's ID is the last
+    /// committed one plus one. So if this process committed transaction `n` and its next write
+    /// transaction has ID `n + 1`, nobody else committed in between.
+    package var id: UInt64 { UInt64(mdb_txn_id(handle)) }
+
+    /// Runs `body` once this transaction has committed (after `mdb_txn_commit` returned success,
+    /// still under the environment's write lock); never when it aborts or is run again after the
+    /// map grew (that run is a new transaction). `body` gets ``id`` when the transaction wrote
+    /// something (LMDB then made it the last committed transaction), `nil` when it wrote nothing
+    /// (LMDB then committed no new transaction: the last committed one is still `id - 1`, or
+    /// another process's, committed since).
+    package func afterCommit(_ body: @escaping (_ committedID: UInt64?) -> Void) { commitHandlers.append(body) }
+
+    /// The object attached to this transaction under `key`, made by `make` on first use: state
+    /// that must live exactly as long as the transaction (dropped with it when it aborts).
+    package func attachment<T: AnyObject>(_ key: ObjectIdentifier, make: () -> T) -> T {
+        if let found = attachments[key] as? T { return found }
+        let made = make()
+        attachments[key] = made
+        return made
+    }
 
     /// Stores `value` under `key`.
     ///
@@ -39,6 +69,7 @@ public final class WriteTransaction: ReadTransaction {
                                                                     detail: "is not greater than the last key of the database") }
         }
         try LMDBError.check(rc, "mdb_put(\(database.name))")
+        didWrite = true
     }
 
     /// Stores a run of entries at the end of `database` with `MDB_APPEND` (a bulk load: pages are
@@ -109,6 +140,7 @@ public final class WriteTransaction: ReadTransaction {
                 }
             }
             try LMDBError.check(rc, operation)
+            didWrite = true
         }
     }
 
@@ -123,6 +155,7 @@ public final class WriteTransaction: ReadTransaction {
         if rc == MDB_NOTFOUND { return false }
         if rc == MDB_MAP_FULL { hitMapFull = true }
         try LMDBError.check(rc, "mdb_del(\(database.name))")
+        didWrite = true
         return true
     }
 
@@ -130,5 +163,6 @@ public final class WriteTransaction: ReadTransaction {
     public func removeAll<Key, Value>(_ database: LMDBDatabase<Key, Value>) throws {
         try ensureActive("mdb_drop(\(database.name))")
         try LMDBError.check(mdb_drop(handle, database.handle, 0), "mdb_drop(\(database.name))")
+        didWrite = true
     }
 }
