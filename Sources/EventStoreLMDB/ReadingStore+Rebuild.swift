@@ -109,9 +109,9 @@ extension ReadingStore {
             try setCheckpoint(txn, generation: target, last)
             let tail = UInt64(try fold(into: target, txn, limit: .max))
             let old = try activeGeneration(txn)
-            // This transaction replaces active views without the book-view memo: its commit
+            // This transaction replaces active views without the view memo: its commit
             // empties the memo.
-            bookViewMemo.session(txn, generation: old).invalidate()
+            viewMemo.session(txn, generation: old).invalidate()
             if let view {
                 // Copy the one rebuilt table into the active generation, then clear the shadow.
                 let source = generations[target].all.first { $0.name == view }!.table

@@ -31,8 +31,8 @@ public final class ReadingStore: Sendable {
     let readerIndex: LMDBDatabase<ReaderPositionKey, RawBytes>
     let groupCommit: GroupCommit
     let sync: SyncTables
-    /// Book views as this process's last write transaction left them (see ``BookViewMemo``).
-    let bookViewMemo = BookViewMemo()
+    /// Book and reader views as this process's last write transaction left them (see ``ViewMemo``).
+    let viewMemo = ViewMemo()
 
     /// Opens (or creates) a store in `directory`.
     ///
@@ -150,11 +150,11 @@ public final class ReadingStore: Sendable {
     }
 
     /// The active generation's views inside `txn` (in a write transaction, with the session of
-    /// the book-view memo).
+    /// the view memo).
     func activeViews(_ txn: ReadTransaction) throws -> LMDBViewStore {
         let generation = try activeGeneration(txn)
         return LMDBViewStore(txn: txn, tables: generations[generation], memo: (txn as? WriteTransaction).map {
-            bookViewMemo.session($0, generation: generation)
+            viewMemo.session($0, generation: generation)
         })
     }
 
@@ -231,7 +231,7 @@ public final class ReadingStore: Sendable {
         guard let last = envelopes.map(\.position).max() else { return 0 }
         let generation = try activeGeneration(txn)
         // A cache over the type-erased LMDB store: the fold then runs specialized (AnyViewStore).
-        let stored = LMDBViewStore(txn: txn, tables: generations[generation], memo: bookViewMemo.session(txn, generation: generation))
+        let stored = LMDBViewStore(txn: txn, tables: generations[generation], memo: viewMemo.session(txn, generation: generation))
         var views = CachingViewStore(base: AnyViewStore(stored))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var refolds = RefoldSet()

@@ -120,11 +120,11 @@ extension ViewDatabases {
 struct LMDBViewStore: ViewStore {
     let txn: ReadTransaction
     let tables: ViewDatabases
-    /// The write transaction's session of the store's ``BookViewMemo``: book views are served
-    /// from it when it knows them, and noted in it when read or written (`nil`: records only).
-    var memo: BookViewMemo.Session?
+    /// The write transaction's session of the store's ``ViewMemo``: book and reader views are
+    /// served from it when it knows them, and noted in it when read or written (`nil`: records only).
+    var memo: ViewMemo.Session?
 
-    init(txn: ReadTransaction, tables: ViewDatabases, memo: BookViewMemo.Session? = nil) {
+    init(txn: ReadTransaction, tables: ViewDatabases, memo: ViewMemo.Session? = nil) {
         self.txn = txn
         self.tables = tables
         self.memo = memo
@@ -156,7 +156,7 @@ struct LMDBViewStore: ViewStore {
     }
 
     func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
-        if let known = memo?.view(reader: reader, book: book) { return known }
+        if let known = memo?.bookView(reader: reader, book: book) { return known }
         guard let bytes = try txn.get(tables.books, (reader, book)) else { return nil }
         let (view, isSummary) = try assemble(reader: reader, book: book, summary: bytes)
         if isSummary { memo?.note(view) }
@@ -165,7 +165,7 @@ struct LMDBViewStore: ViewStore {
     /// A book view's summary alone (its metadata, status, goal, ...): the detail arrays and the
     /// decision state are left empty, nothing but the one summary record is read.
     func bookSummary(reader: ReaderID, book: BookID) throws -> BookView? {
-        if var known = memo?.view(reader: reader, book: book) {
+        if var known = memo?.bookView(reader: reader, book: book) {
             known.entries = []; known.sessions = []; known.sentences = []; known.memos = []; known.decision = BookState()
             return known
         }
@@ -210,7 +210,7 @@ struct LMDBViewStore: ViewStore {
     /// The book's persisted decision state alone (`nil` before the book has a view): one small
     /// record, what ``ReadingStore/execute(_:book:context:)`` decides on.
     func decisionState(reader: ReaderID, book: BookID) throws -> BookState? {
-        if let known = memo?.view(reader: reader, book: book) { return known.decision }
+        if let known = memo?.bookView(reader: reader, book: book) { return known.decision }
         return try decode(txn.get(tables.decisions, (reader, book)), ViewRecordCodec.decodeBookState)
     }
     /// Writes the view's summary and decision records, and of its detail records only those that
@@ -236,7 +236,7 @@ struct LMDBViewStore: ViewStore {
         // A view the memo knows is stored as a summary already (read as one, or written by this
         // build), so its format byte need not be read.
         guard let previous, previous.reader == view.reader, previous.book == view.book,
-              try memo?.knows(reader: view.reader, book: view.book) == true
+              try memo?.knowsBook(reader: view.reader, book: view.book) == true
                 || txn.get(tables.books, key)?.first == ViewRecordCodec.summaryFormat else {
             return try putBookView(view)
         }
@@ -396,10 +396,14 @@ struct LMDBViewStore: ViewStore {
     }
 
     func readerView(reader: ReaderID) throws -> ReaderView? {
-        try decode(txn.get(tables.readers, reader), ViewRecordCodec.decodeReaderView)
+        if let known = memo?.readerView(reader) { return known }
+        let view = try decode(txn.get(tables.readers, reader), ViewRecordCodec.decodeReaderView)
+        if let view { memo?.note(reader: reader, view) }
+        return view
     }
     mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws {
         try writer.put(tables.readers, reader, ViewRecordCodec.encode(view))
+        memo?.note(reader: reader, view)
     }
     func readers() throws -> [ReaderID] {
         var result: [ReaderID] = []

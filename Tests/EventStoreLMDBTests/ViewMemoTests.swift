@@ -6,11 +6,11 @@ import Testing
 import TestSupport
 @testable import EventStoreLMDB
 
-/// The book-view memo (``BookViewMemo``): decoded book views kept between a process's write
+/// The book-view memo (``ViewMemo``): decoded book views kept between a process's write
 /// transactions. It may answer only while it is provably what the records hold: these tests break
 /// that in every way the store allows (another process writing, a transaction aborted after its
 /// fold, a rebuild, a commit that bypasses it) and check that the views stay the fold of the log.
-@Suite struct BookViewMemoTests {
+@Suite struct ViewMemoTests {
     typealias F = Facade
 
     static let reader = ReaderID(UUID(uuidString: "00000000-0000-4000-8000-00000000C0DE")!)
@@ -30,17 +30,21 @@ import TestSupport
         return view
     }
 
-    /// Every view the store's memo holds, next to the same view read from its records.
+    /// Every view the store's memo holds, next to the same view read from its records; returns
+    /// how many book views it holds.
     static func expectMemoMatchesRecords(_ store: ReadingStore, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
-        let held = store.bookViewMemo.contents.views
+        let held = store.viewMemo.contents
         try store.log.environment.read { txn in
             let records = try store.activeViews(txn)  // a read transaction: records only, no memo
             #expect(records.memo == nil, sourceLocation: sourceLocation)
-            for view in held {
+            for view in held.books {
                 #expect(try records.bookView(reader: view.reader, book: view.book) == view, "book \(view.book)", sourceLocation: sourceLocation)
             }
+            for (reader, view) in held.readers {
+                #expect(try records.readerView(reader: reader) == view, "reader \(reader)", sourceLocation: sourceLocation)
+            }
         }
-        return held.count
+        return held.books.count
     }
 
     // MARK: The memo alone, over a real environment
@@ -49,42 +53,42 @@ import TestSupport
         let dir = try TempDirectory.created(prefix: "memo-tests")
         defer { dir.remove() }
         let env = try LMDBEnvironment(directory: dir.url)
-        let memo = BookViewMemo()
+        let memo = ViewMemo()
         let (a, b) = (Self.view(1), Self.view(2))
         try env.write { txn in
             let session = memo.session(txn, generation: 0)
-            #expect(session.view(reader: a.reader, book: a.book) == nil)
+            #expect(session.bookView(reader: a.reader, book: a.book) == nil)
             session.note(a)
-            #expect(session.view(reader: a.reader, book: a.book) == a)
+            #expect(session.bookView(reader: a.reader, book: a.book) == a)
             #expect(memo.session(txn, generation: 0) === session)  // one session per transaction
         }
-        #expect(memo.contents.views == [a])
+        #expect(memo.contents.books == [a])
         // The next transaction sees it.
         try env.write { txn in
-            #expect(memo.session(txn, generation: 0).view(reader: a.reader, book: a.book) == a)
+            #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == a)
             memo.session(txn, generation: 0).note(b)
         }
-        #expect(Set(memo.contents.views) == [a, b])
+        #expect(Set(memo.contents.books) == [a, b])
         // A transaction that writes nothing commits no new transaction ID: the memo stays current.
         try env.write { _ in }
         try env.write { txn in
-            #expect(memo.session(txn, generation: 0).view(reader: a.reader, book: a.book) == a)
+            #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == a)
         }
         // A commit that did not go through the memo (here: a put into another database, as
         // another process or a rebuild would commit) makes the next session find it stale.
         let other = try env.openDatabase(named: "other", keys: UTF8String.self, values: RawBytes.self)
         try env.write { txn in try txn.put(other, "key", [1]) }
         try env.write { txn in
-            #expect(memo.session(txn, generation: 0).view(reader: a.reader, book: a.book) == nil)
+            #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == nil)
         }
-        #expect(memo.contents.views.isEmpty)
+        #expect(memo.contents.books.isEmpty)
     }
 
     @Test func anAbortedTransactionLeavesTheMemoAsItWas() throws {
         let dir = try TempDirectory.created(prefix: "memo-tests")
         defer { dir.remove() }
         let env = try LMDBEnvironment(directory: dir.url)
-        let memo = BookViewMemo()
+        let memo = ViewMemo()
         let (a, b) = (Self.view(1), Self.view(2))
         try env.write { txn in memo.session(txn, generation: 0).note(a) }
         struct Abort: Error {}
@@ -101,8 +105,8 @@ import TestSupport
         // The aborted transaction committed nothing, so the memo is still current, and as it was.
         try env.write { txn in
             let session = memo.session(txn, generation: 0)
-            #expect(session.view(reader: a.reader, book: a.book) == a)
-            #expect(session.view(reader: b.reader, book: b.book) == nil)
+            #expect(session.bookView(reader: a.reader, book: a.book) == a)
+            #expect(session.bookView(reader: b.reader, book: b.book) == nil)
         }
     }
 
@@ -110,23 +114,23 @@ import TestSupport
         let dir = try TempDirectory.created(prefix: "memo-tests")
         defer { dir.remove() }
         let env = try LMDBEnvironment(directory: dir.url)
-        let memo = BookViewMemo()
+        let memo = ViewMemo()
         let a = Self.view(1)
         try env.write { txn in memo.session(txn, generation: 0).note(a) }
         try env.write { txn in
-            #expect(memo.session(txn, generation: 1).view(reader: a.reader, book: a.book) == nil)
+            #expect(memo.session(txn, generation: 1).bookView(reader: a.reader, book: a.book) == nil)
         }
-        #expect(memo.contents.views.isEmpty)
+        #expect(memo.contents.books.isEmpty)
         try env.write { txn in memo.session(txn, generation: 1).note(a) }
-        #expect(memo.contents.views == [a])
+        #expect(memo.contents.books == [a])
         try env.write { txn in
             let session = memo.session(txn, generation: 1)
-            #expect(session.view(reader: a.reader, book: a.book) == a)
+            #expect(session.bookView(reader: a.reader, book: a.book) == a)
             session.invalidate()
-            #expect(session.view(reader: a.reader, book: a.book) == nil)
+            #expect(session.bookView(reader: a.reader, book: a.book) == nil)
             session.note(a)  // ignored once invalid
         }
-        #expect(memo.contents.views.isEmpty)
+        #expect(memo.contents.books.isEmpty)
         #expect(memo.contents.transaction == nil)
     }
 
@@ -134,19 +138,19 @@ import TestSupport
         let dir = try TempDirectory.created(prefix: "memo-tests")
         defer { dir.remove() }
         let env = try LMDBEnvironment(directory: dir.url)
-        let memo = BookViewMemo(capacity: 8)
+        let memo = ViewMemo(capacity: 8)
         let views = (0..<8).map(Self.view)
         // One transaction each, so the views are used in this order.
         for view in views { try env.write { txn in memo.session(txn, generation: 0).note(view) } }
-        #expect(memo.contents.views.count == 8)
+        #expect(memo.contents.books.count == 8)
         // Use views 0 and 1 again, then add a ninth: down to six, the two used and the four newest.
         let ninth = Self.view(8)
         try env.write { txn in
             let session = memo.session(txn, generation: 0)
-            for view in views[0..<2] { #expect(session.view(reader: view.reader, book: view.book) == view) }
+            for view in views[0..<2] { #expect(session.bookView(reader: view.reader, book: view.book) == view) }
         }
         try env.write { txn in memo.session(txn, generation: 0).note(ninth) }
-        #expect(Set(memo.contents.views.map(\.metadata.title)) == Set(([0, 1, 5, 6, 7, 8]).map { "book \($0)" }))
+        #expect(Set(memo.contents.books.map(\.metadata.title)) == Set(([0, 1, 5, 6, 7, 8]).map { "book \($0)" }))
     }
 
     // MARK: The store
@@ -169,6 +173,7 @@ import TestSupport
             if transactions % 10 == 0, try Self.expectMemoMatchesRecords(store) > 0 { checks += 1 }
         }
         #expect(checks > 10)
+        #expect(store.viewMemo.contents.readers.count == 2)
         #expect(try Self.expectMemoMatchesRecords(store) > 3)
         #expect(try store.viewDigest() == store.freshFoldDigest())
         _ = try DecisionStateTests.expectRecordsAreTheFoldOfTheirStreams(store)
@@ -185,7 +190,7 @@ import TestSupport
         try devices.run(b, .recordPages(position: 100), "2025-03-02T21:00:00+09:00")
         let remote = try b.changes(since: try a.versionVector())
         #expect(remote.count == 1)
-        #expect(a.bookViewMemo.contents.views.map(\.book) == [devices.book])
+        #expect(a.viewMemo.contents.books.map(\.book) == [devices.book])
         // One batch: B's event (merged and folded first), then a local event the check rejects:
         // the transaction aborts after B's event was folded into the memo's session.
         let bad = try F.context(devices.reader, "2025-03-02T22:00:00+09:00")
@@ -208,10 +213,10 @@ import TestSupport
         let history = F.history(readers: 1, days: 40, seed: 0x3E31)
         let half = history.count / 2
         try F.appendInChunks(store, Array(history[..<half]), chunk: 50)
-        #expect(!store.bookViewMemo.contents.views.isEmpty)
+        #expect(!store.viewMemo.contents.books.isEmpty)
         for view in ["books", "bookEntries", "decisions"] {
             _ = try store.rebuild(view: view)
-            #expect(store.bookViewMemo.contents.views.isEmpty, "after rebuilding \(view)")
+            #expect(store.viewMemo.contents.books.isEmpty, "after rebuilding \(view)")
         }
         _ = try store.rebuild()
         try F.appendInChunks(store, Array(history[half...]), chunk: 50)
@@ -233,7 +238,7 @@ import TestSupport
         let store = try ReadingStore.open(at: dir.url)
         // This process rates the book: the memo now holds its view.
         try store.execute(.setRating(stars: 4), book: book, context: F.context(reader, "2025-06-01T09:00:00+09:00"))
-        #expect(store.bookViewMemo.contents.views.map(\.book) == [book])
+        #expect(store.viewMemo.contents.books.map(\.book) == [book])
         // The child, while this process keeps the store open, records pages 3 ... 5 (commands
         // 0 ... 2 are retries of stored ones and append nothing).
         let second = try FacadeChild.run(["facade-execute", dir.url.path, "--prefix", prefix, "--count", "6"])
