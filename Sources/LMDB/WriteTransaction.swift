@@ -10,8 +10,10 @@ public final class WriteTransaction: ReadTransaction {
     var hitMapFull = false
     /// Run by the environment after the commit succeeded, in order (``afterCommit(_:)``).
     private(set) var commitHandlers: [(_ committedID: UInt64?) -> Void] = []
-    /// Set by every put, delete and drop that succeeded. LMDB commits a transaction that changed
-    /// nothing without a new transaction ID; one that changed a page always takes one.
+    /// Set by every put and delete that succeeded (each changes a page). LMDB commits a
+    /// transaction that changed nothing without a new transaction ID; one that changed a page
+    /// always takes one. A transaction may change pages without setting it (a drop): so when it is
+    /// set the commit took a new ID, and when it is not the commit may or may not have.
     private(set) var didWrite = false
     /// Objects that live as long as this transaction (``attachment(_:make:)``).
     private var attachments: [ObjectIdentifier: AnyObject] = [:]
@@ -24,10 +26,11 @@ public final class WriteTransaction: ReadTransaction {
 
     /// Runs `body` once this transaction has committed (after `mdb_txn_commit` returned success,
     /// still under the environment's write lock); never when it aborts or is run again after the
-    /// map grew (that run is a new transaction). `body` gets ``id`` when the transaction wrote
-    /// something (LMDB then made it the last committed transaction), `nil` when it wrote nothing
-    /// (LMDB then committed no new transaction: the last committed one is still `id - 1`, or
-    /// another process's, committed since).
+    /// map grew (that run is a new transaction). `body` gets ``id`` when the transaction put or
+    /// deleted something (LMDB then made it the last committed transaction), `nil` otherwise: then
+    /// LMDB committed no new transaction (the last committed one is still `id - 1`), or, after a
+    /// drop, possibly this one; a caller that keeps state per transaction ID must treat `nil` as
+    /// "`id - 1` at most", never as "`id`".
     package func afterCommit(_ body: @escaping (_ committedID: UInt64?) -> Void) { commitHandlers.append(body) }
 
     /// The object attached to this transaction under `key`, made by `make` on first use: state
@@ -162,7 +165,8 @@ public final class WriteTransaction: ReadTransaction {
     /// Removes every entry of `database` (`mdb_drop` without deleting the database itself).
     public func removeAll<Key, Value>(_ database: LMDBDatabase<Key, Value>) throws {
         try ensureActive("mdb_drop(\(database.name))")
+        // Not counted in `didWrite`: dropping an empty table may commit no new transaction, and
+        // `didWrite` must never claim a write LMDB did not commit (see ``afterCommit(_:)``).
         try LMDBError.check(mdb_drop(handle, database.handle, 0), "mdb_drop(\(database.name))")
-        didWrite = true
     }
 }

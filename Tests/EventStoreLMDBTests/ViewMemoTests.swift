@@ -44,6 +44,19 @@ import TestSupport
                 #expect(try records.readerView(reader: reader) == view, "reader \(reader)", sourceLocation: sourceLocation)
             }
         }
+        // In a write transaction the memo answers the summary and the decision state too: the same
+        // values as the records (a transaction that writes nothing leaves the memo current).
+        try store.log.environment.write { txn in
+            let withMemo = try store.activeViews(txn)
+            let records = LMDBViewStore(txn: txn, tables: withMemo.tables)
+            for view in held.books {
+                #expect(withMemo.memo?.knowsBook(reader: view.reader, book: view.book) == true, sourceLocation: sourceLocation)
+                #expect(try withMemo.bookSummary(reader: view.reader, book: view.book)
+                        == records.bookSummary(reader: view.reader, book: view.book), sourceLocation: sourceLocation)
+                #expect(try withMemo.decisionState(reader: view.reader, book: view.book)
+                        == records.decisionState(reader: view.reader, book: view.book), sourceLocation: sourceLocation)
+            }
+        }
         return held.books.count
     }
 
