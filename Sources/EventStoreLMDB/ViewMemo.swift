@@ -119,22 +119,20 @@ final class ViewMemo: Sendable {
 
     /// A book view the memo holds, marked as used.
     fileprivate func bookView(_ key: BookKey) -> BookView? {
-        state.withLock { state in
-            guard let entry = state.books[key] else { return nil }
-            state.clock += 1
-            entry.used = state.clock
-            return entry.value
-        }
+        state.withLock { state in Self.use(state.books[key], clock: &state.clock) }
     }
 
     /// A reader view the memo holds, marked as used.
     fileprivate func readerView(_ reader: ReaderID) -> ReaderView? {
-        state.withLock { state in
-            guard let entry = state.readers[reader] else { return nil }
-            state.clock += 1
-            entry.used = state.clock
-            return entry.value
-        }
+        state.withLock { state in Self.use(state.readers[reader], clock: &state.clock) }
+    }
+
+    /// The entry's view, the entry marked as used now.
+    private static func use<Value>(_ entry: Entry<Value>?, clock: inout UInt64) -> Value? {
+        guard let entry else { return nil }
+        clock += 1
+        entry.used = clock
+        return entry.value
     }
 
     /// The views the memo holds, and the ID of the last committed transaction they are current
