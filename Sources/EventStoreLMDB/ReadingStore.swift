@@ -229,9 +229,8 @@ public final class ReadingStore: Sendable {
     @discardableResult
     func foldAppended(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> Int {
         guard let last = envelopes.map(\.position).max() else { return 0 }
-        let generation = try activeGeneration(txn)
+        let stored = try activeViews(txn)
         // A cache over the type-erased LMDB store: the fold then runs specialized (AnyViewStore).
-        let stored = LMDBViewStore(txn: txn, tables: generations[generation], memo: viewMemo.session(txn, generation: generation))
         var views = CachingViewStore(base: AnyViewStore(stored))
         let projector = ReadingProjector(dayStartHour: dayStartHour)
         var refolds = RefoldSet()
@@ -241,7 +240,7 @@ public final class ReadingStore: Sendable {
         }
         try refold(refolds, through: last, projector: projector, views: &views, txn)
         try views.flushSpecialized()
-        try setCheckpoint(txn, generation: generation, last)
+        try setCheckpoint(txn, generation: stored.tables.generation, last)
         return refolds.books.count
     }
 

@@ -174,11 +174,7 @@ final class ViewMemo: Sendable {
 
         /// Whether the session or the memo holds the book's view (then its stored records are in
         /// the form ``LMDBViewStore/putBookView(_:)`` writes).
-        func knowsBook(reader: ReaderID, book: BookID) -> Bool {
-            guard !isInvalid else { return false }
-            let key = BookKey(reader: reader, book: book)
-            return books[key] != nil || (current && memo.bookView(key) != nil)
-        }
+        func knowsBook(reader: ReaderID, book: BookID) -> Bool { bookView(reader: reader, book: book) != nil }
 
         /// The stored view of a reader as this transaction sees it, if the session or the memo
         /// knows it (`nil`: read the record).

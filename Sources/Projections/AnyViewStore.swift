@@ -85,10 +85,4 @@ extension CachingViewStore where Base == AnyViewStore {
     /// ``flush()``, specialized for this concrete cache (called from another module, the generic
     /// flush sorts and hashes its keys through unspecialized code).
     public mutating func flushSpecialized() throws { try flush() }
-
-    /// Refolds one book from its events (``ReadingProjector/refold(reader:book:events:in:)``),
-    /// specialized for this concrete cache.
-    public mutating func refold(reader: ReaderID, book: BookID, events: [EventEnvelope], with projector: ReadingProjector) throws {
-        try projector.refold(reader: reader, book: book, events: events, in: &self)
-    }
 }

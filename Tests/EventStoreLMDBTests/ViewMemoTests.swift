@@ -62,108 +62,111 @@ import TestSupport
 
     // MARK: The memo alone, over a real environment
 
-    @Test func aCommittedSessionIsAnsweredByTheNextTransactionOnly() throws {
+    /// Runs `body` with an LMDB environment in a fresh directory (removed afterwards).
+    static func withEnvironment(_ body: (LMDBEnvironment) throws -> Void) throws {
         let dir = try TempDirectory.created(prefix: "memo-tests")
         defer { dir.remove() }
-        let env = try LMDBEnvironment(directory: dir.url)
-        let memo = ViewMemo()
-        let (a, b) = (Self.view(1), Self.view(2))
-        try env.write { txn in
-            let session = memo.session(txn, generation: 0)
-            #expect(session.bookView(reader: a.reader, book: a.book) == nil)
-            session.note(a)
-            #expect(session.bookView(reader: a.reader, book: a.book) == a)
-            #expect(memo.session(txn, generation: 0) === session)  // one session per transaction
+        try body(try LMDBEnvironment(directory: dir.url))
+    }
+
+    @Test func aCommittedSessionIsAnsweredByTheNextTransactionOnly() throws {
+        try Self.withEnvironment { env in
+            let memo = ViewMemo()
+            let (a, b) = (Self.view(1), Self.view(2))
+            try env.write { txn in
+                let session = memo.session(txn, generation: 0)
+                #expect(session.bookView(reader: a.reader, book: a.book) == nil)
+                session.note(a)
+                #expect(session.bookView(reader: a.reader, book: a.book) == a)
+                #expect(memo.session(txn, generation: 0) === session)  // one session per transaction
+            }
+            #expect(memo.contents.books == [a])
+            // The next transaction sees it.
+            try env.write { txn in
+                #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == a)
+                memo.session(txn, generation: 0).note(b)
+            }
+            #expect(Set(memo.contents.books) == [a, b])
+            // A transaction that writes nothing commits no new transaction ID: the memo stays current.
+            try env.write { _ in }
+            try env.write { txn in
+                #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == a)
+            }
+            // A commit that did not go through the memo (here: a put into another database, as
+            // another process or a rebuild would commit) makes the next session find it stale.
+            let other = try env.openDatabase(named: "other", keys: UTF8String.self, values: RawBytes.self)
+            try env.write { txn in try txn.put(other, "key", [1]) }
+            try env.write { txn in
+                #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == nil)
+            }
+            #expect(memo.contents.books.isEmpty)
         }
-        #expect(memo.contents.books == [a])
-        // The next transaction sees it.
-        try env.write { txn in
-            #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == a)
-            memo.session(txn, generation: 0).note(b)
-        }
-        #expect(Set(memo.contents.books) == [a, b])
-        // A transaction that writes nothing commits no new transaction ID: the memo stays current.
-        try env.write { _ in }
-        try env.write { txn in
-            #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == a)
-        }
-        // A commit that did not go through the memo (here: a put into another database, as
-        // another process or a rebuild would commit) makes the next session find it stale.
-        let other = try env.openDatabase(named: "other", keys: UTF8String.self, values: RawBytes.self)
-        try env.write { txn in try txn.put(other, "key", [1]) }
-        try env.write { txn in
-            #expect(memo.session(txn, generation: 0).bookView(reader: a.reader, book: a.book) == nil)
-        }
-        #expect(memo.contents.books.isEmpty)
     }
 
     @Test func anAbortedTransactionLeavesTheMemoAsItWas() throws {
-        let dir = try TempDirectory.created(prefix: "memo-tests")
-        defer { dir.remove() }
-        let env = try LMDBEnvironment(directory: dir.url)
-        let memo = ViewMemo()
-        let (a, b) = (Self.view(1), Self.view(2))
-        try env.write { txn in memo.session(txn, generation: 0).note(a) }
-        struct Abort: Error {}
-        var changed = a
-        changed.metadata.title = "changed in an aborted transaction"
-        #expect(throws: Abort.self) {
+        try Self.withEnvironment { env in
+            let memo = ViewMemo()
+            let (a, b) = (Self.view(1), Self.view(2))
+            try env.write { txn in memo.session(txn, generation: 0).note(a) }
+            struct Abort: Error {}
+            var changed = a
+            changed.metadata.title = "changed in an aborted transaction"
+            #expect(throws: Abort.self) {
+                try env.write { txn in
+                    let session = memo.session(txn, generation: 0)
+                    session.note(changed)
+                    session.note(b)
+                    throw Abort()
+                }
+            }
+            // The aborted transaction committed nothing, so the memo is still current, and as it was.
             try env.write { txn in
                 let session = memo.session(txn, generation: 0)
-                session.note(changed)
-                session.note(b)
-                throw Abort()
+                #expect(session.bookView(reader: a.reader, book: a.book) == a)
+                #expect(session.bookView(reader: b.reader, book: b.book) == nil)
             }
-        }
-        // The aborted transaction committed nothing, so the memo is still current, and as it was.
-        try env.write { txn in
-            let session = memo.session(txn, generation: 0)
-            #expect(session.bookView(reader: a.reader, book: a.book) == a)
-            #expect(session.bookView(reader: b.reader, book: b.book) == nil)
         }
     }
 
     @Test func anotherGenerationOrAnInvalidatedSessionEmptiesTheMemo() throws {
-        let dir = try TempDirectory.created(prefix: "memo-tests")
-        defer { dir.remove() }
-        let env = try LMDBEnvironment(directory: dir.url)
-        let memo = ViewMemo()
-        let a = Self.view(1)
-        try env.write { txn in memo.session(txn, generation: 0).note(a) }
-        try env.write { txn in
-            #expect(memo.session(txn, generation: 1).bookView(reader: a.reader, book: a.book) == nil)
+        try Self.withEnvironment { env in
+            let memo = ViewMemo()
+            let a = Self.view(1)
+            try env.write { txn in memo.session(txn, generation: 0).note(a) }
+            try env.write { txn in
+                #expect(memo.session(txn, generation: 1).bookView(reader: a.reader, book: a.book) == nil)
+            }
+            #expect(memo.contents.books.isEmpty)
+            try env.write { txn in memo.session(txn, generation: 1).note(a) }
+            #expect(memo.contents.books == [a])
+            try env.write { txn in
+                let session = memo.session(txn, generation: 1)
+                #expect(session.bookView(reader: a.reader, book: a.book) == a)
+                session.invalidate()
+                #expect(session.bookView(reader: a.reader, book: a.book) == nil)
+                session.note(a)  // ignored once invalid
+            }
+            #expect(memo.contents.books.isEmpty)
+            #expect(memo.contents.transaction == nil)
         }
-        #expect(memo.contents.books.isEmpty)
-        try env.write { txn in memo.session(txn, generation: 1).note(a) }
-        #expect(memo.contents.books == [a])
-        try env.write { txn in
-            let session = memo.session(txn, generation: 1)
-            #expect(session.bookView(reader: a.reader, book: a.book) == a)
-            session.invalidate()
-            #expect(session.bookView(reader: a.reader, book: a.book) == nil)
-            session.note(a)  // ignored once invalid
-        }
-        #expect(memo.contents.books.isEmpty)
-        #expect(memo.contents.transaction == nil)
     }
 
     @Test func beyondItsCapacityTheLeastRecentlyUsedViewsGo() throws {
-        let dir = try TempDirectory.created(prefix: "memo-tests")
-        defer { dir.remove() }
-        let env = try LMDBEnvironment(directory: dir.url)
-        let memo = ViewMemo(capacity: 8)
-        let views = (0..<8).map(Self.view)
-        // One transaction each, so the views are used in this order.
-        for view in views { try env.write { txn in memo.session(txn, generation: 0).note(view) } }
-        #expect(memo.contents.books.count == 8)
-        // Use views 0 and 1 again, then add a ninth: down to six, the two used and the four newest.
-        let ninth = Self.view(8)
-        try env.write { txn in
-            let session = memo.session(txn, generation: 0)
-            for view in views[0..<2] { #expect(session.bookView(reader: view.reader, book: view.book) == view) }
+        try Self.withEnvironment { env in
+            let memo = ViewMemo(capacity: 8)
+            let views = (0..<8).map(Self.view)
+            // One transaction each, so the views are used in this order.
+            for view in views { try env.write { txn in memo.session(txn, generation: 0).note(view) } }
+            #expect(memo.contents.books.count == 8)
+            // Use views 0 and 1 again, then add a ninth: down to six, the two used and the four newest.
+            let ninth = Self.view(8)
+            try env.write { txn in
+                let session = memo.session(txn, generation: 0)
+                for view in views[0..<2] { #expect(session.bookView(reader: view.reader, book: view.book) == view) }
+            }
+            try env.write { txn in memo.session(txn, generation: 0).note(ninth) }
+            #expect(Set(memo.contents.books.map(\.metadata.title)) == Set(([0, 1, 5, 6, 7, 8]).map { "book \($0)" }))
         }
-        try env.write { txn in memo.session(txn, generation: 0).note(ninth) }
-        #expect(Set(memo.contents.books.map(\.metadata.title)) == Set(([0, 1, 5, 6, 7, 8]).map { "book \($0)" }))
     }
 
     // MARK: The store
