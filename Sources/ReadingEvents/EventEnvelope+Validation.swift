@@ -36,16 +36,46 @@ extension EventEnvelope {
         try event.validate(pageCount: pageCount)
     }
 
-    /// Whether two envelopes record the same fact: every field is equal except the position and the
-    /// stream version, which each store assigns anew, and the origin when either has none.
+    /// Whether two envelopes record the same fact: the identity rule of replication.
+    ///
+    /// An event is identified by its event ID. Two envelopes with one ID record the same fact when
+    /// every field of the fact is equal: reader, stream, payload (type and values), `occurredAt`,
+    /// time zone, correlation and causation. The fields of the *copy* may differ: the position and
+    /// stream version (each store assigns them), the origin (which replica stamped it) and
+    /// `recordedAt` (when that replica appended it). So the same row of one export imported on
+    /// two devices is one fact with two copies; a store keeps one record of it and the other
+    /// copy's origin as an alias (see `ReadingStore.merge(_:)`).
     public func recordsSameFact(as other: EventEnvelope) -> Bool {
         var a = self, b = other
-        a.position = 0; a.streamVersion = 0
-        b.position = 0; b.streamVersion = 0
-        // An envelope without an origin (an import from another app, made before any store
-        // stamped it) records the same fact as the stamped copy a store holds.
-        if a.origin == nil || b.origin == nil { a.origin = nil; b.origin = nil }
+        a.position = 0; a.streamVersion = 0; a.origin = nil; a.recordedAt = b.recordedAt
+        b.position = 0; b.streamVersion = 0; b.origin = nil
         return a == b
+    }
+
+    /// Checks an event of another replica before a receiver takes it (a peer's batch in
+    /// `ReadingStore.merge(_:)`, a record pushed to or pulled from the sync server): the rules
+    /// every receiver applies, in one place, so the server refuses at push time what every device
+    /// would refuse.
+    ///
+    /// - It carries an origin (`origin`, `empty`), not of the reserved provisional replica
+    ///   (`origin.replica`, `malformed`), with a sequence from 1 (`origin.sequence`, `outOfRange`).
+    /// - It keeps every rule of ``validate(pageCount:)`` (the stream fits the payload's book and
+    ///   reader, instants, zone, value rules).
+    ///
+    /// - Parameter pageCount: the book's page count as known before this event, `nil` when unknown.
+    public func validateReplicated(pageCount: Int? = nil) throws(ValidationError) {
+        guard let origin else {
+            throw ValidationError(field: "origin", rule: .empty,
+                                  detail: "an event of another replica carries the origin its replica gave it (replica, sequence, stamp)")
+        }
+        guard origin.replica != .provisional else {
+            throw ValidationError(field: "origin.replica", rule: .malformed,
+                                  detail: "replica \(origin.replica) is reserved for provisional origins, which never leave their store")
+        }
+        guard origin.sequence >= 1 else {
+            throw ValidationError(field: "origin.sequence", rule: .outOfRange, detail: "a replica numbers its events from 1, not 0")
+        }
+        try validate(pageCount: pageCount)
     }
 }
 
