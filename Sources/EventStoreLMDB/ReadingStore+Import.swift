@@ -44,7 +44,7 @@ extension ReadingStore {
             try catchUpAll(txn)
             // Lines that carry an origin are events of a replica (an export of a store of format 2,
             // `export --since-vector`): they merge, never rejected for this store's state.
-            let merged = try merge(envelopes.filter { $0.origin != nil }, txn)
+            let merged = try merge(envelopes.filter { $0.origin != nil }, mode: .refuse, txn)
             let envelopes = envelopes.filter { $0.origin == nil }
             var states: [StreamID: BookState] = [:]
             var seen = Set<EventID>()

@@ -165,11 +165,12 @@ extension ReadingStore {
         guard !positions.isEmpty else { return 0 }
         var views = SingleReaderViewStore(reader: reader)
         var refolds = RefoldSet()
+        let placements = try placements(txn)
         for position in positions {
             guard let record = try log.event(at: position, in: txn) else {
                 throw EventStoreError.corruptView(detail: "index.reader: reader \(reader) lists position \(position), which the log does not hold")
             }
-            let envelope = try Self.envelope(of: record)
+            let envelope = try placements.envelope(of: record)
             guard envelope.reader == reader else {
                 throw EventStoreError.corruptView(
                     detail: "index.reader: reader \(reader) lists position \(position), an event of reader \(envelope.reader)")
@@ -209,10 +210,11 @@ extension ReadingStore {
         var count = 0
         var position = from
         var refolds = RefoldSet()
+        let placements = try placements(txn)
         while count < limit, position < last {
             let records = try log.events(from: position + 1, limit: min(EventLog.readChunkSize, limit - count), in: txn)
             guard !records.isEmpty else { break }
-            for record in records { refolds.note(try views.apply(try Self.envelope(of: record), with: projector)) }
+            for record in records { refolds.note(try views.apply(try placements.envelope(of: record), with: projector)) }
             position = records.last!.position
             count += records.count
         }
@@ -240,9 +242,10 @@ extension ReadingStore {
         var count: UInt64 = 0
         var refolds = RefoldSet()
         var folded: UInt64 = 0
+        let placements = try log.environment.read { txn in try self.placements(txn) }
         try log.forEachEvent(from: 1) { record in
             if let last, record.position > last { return false }
-            refolds.note(try projector.apply(try Self.envelope(of: record), to: &views))
+            refolds.note(try projector.apply(try placements.envelope(of: record), to: &views))
             folded = record.position
             count += 1
             if count % 100_000 == 0 { progress?(count) }

@@ -26,25 +26,38 @@ enum OriginEntryCodec: LMDBValueCodec {
 }
 
 /// The replication tables, written in the same transactions as the events they describe:
-/// - `sync.meta`: `replica` (this store's replica ID, 16 bytes, fixed at creation) and `clock`
-///   (the latest stamp held, 8 bytes big-endian: the hybrid logical clock);
+/// - `sync.meta`: `replica` (this store's replica ID, 16 bytes), `home` (the device and inode of
+///   the `data.mdb` the replica ID was issued for: a copy or a restore gets a new replica ID, see
+///   ``ReadingStore/open(at:dayStartHour:replica:options:)``) and `clock` (the latest stamp held,
+///   8 bytes big-endian: the hybrid logical clock);
 /// - `sync.vector`: every replica heard of, with the highest sequence up to which every event of
-///   it is held (the version vector; 0 while its first event is missing);
-/// - `sync.origins`: (replica, sequence) -> (position, stamp), one entry per stamped event.
+///   it is held or quarantined (the version vector; 0 while its first event is missing);
+/// - `sync.origins`: (replica, sequence) -> (position, stamp), one entry per stamped copy held:
+///   the record's own origin, and each alias (another replica's copy of the same event);
+/// - `sync.aliases`: (replica, sequence) -> (position, recordedAt) of every alias;
+/// - `sync.placement`: position -> the canonical copy's origin and recordedAt, for the events whose
+///   record is not their canonical copy (an alias sorts first);
+/// - `sync.quarantine`: events of other replicas a merge could not take, with the reason.
 ///
 /// `Sendable`: database handles only.
 struct SyncTables: Sendable {
-    static let names = ["sync.meta", "sync.vector", "sync.origins"]
+    static let names = ["sync.meta", "sync.vector", "sync.origins", "sync.aliases", "sync.placement", "sync.quarantine"]
     let meta: LMDBDatabase<UTF8String, RawBytes>
     let clock: LMDBDatabase<UTF8String, BigEndianUInt64>
     let vector: LMDBDatabase<ReplicaIDKey, BigEndianUInt64>
     let origins: LMDBDatabase<OriginKey, OriginEntryCodec>
+    let aliases: LMDBDatabase<OriginKey, AliasEntryCodec>
+    let placement: LMDBDatabase<BigEndianUInt64, CanonicalCopyCodec>
+    let quarantine: LMDBDatabase<RawBytes, RawBytes>
 
     init(log: EventLog) throws {
         meta = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: RawBytes.self)
         clock = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: BigEndianUInt64.self)
         vector = try log.openDatabase(named: "sync.vector", keys: ReplicaIDKey.self, values: BigEndianUInt64.self)
         origins = try log.openDatabase(named: "sync.origins", keys: OriginKey.self, values: OriginEntryCodec.self)
+        aliases = try log.openDatabase(named: "sync.aliases", keys: OriginKey.self, values: AliasEntryCodec.self)
+        placement = try log.openDatabase(named: "sync.placement", keys: BigEndianUInt64.self, values: CanonicalCopyCodec.self)
+        quarantine = try log.openDatabase(named: "sync.quarantine", keys: RawBytes.self, values: RawBytes.self)
     }
 }
 
@@ -60,15 +73,26 @@ public struct MergeResult: Hashable, Sendable, CustomStringConvertible {
     public var alreadyHeld: Int
     /// Books refolded because an event sorted before what they had folded (it arrived late).
     public var refoldedBooks: Int
+    /// Events kept aside in the quarantine (``ReadingStore/quarantine()``): no receiver can take
+    /// them; everything else merged.
+    public var quarantined: Int
 
     /// Creates a result.
-    public init(received: Int = 0, appended: Int = 0, alreadyHeld: Int = 0, refoldedBooks: Int = 0) {
+    public init(received: Int = 0, appended: Int = 0, alreadyHeld: Int = 0, refoldedBooks: Int = 0, quarantined: Int = 0) {
         self.received = received; self.appended = appended; self.alreadyHeld = alreadyHeld; self.refoldedBooks = refoldedBooks
+        self.quarantined = quarantined
     }
 
-    /// "N received: A new, H already held, R books refolded".
+    /// The sum of two results (pages of one exchange).
+    public static func + (l: MergeResult, r: MergeResult) -> MergeResult {
+        MergeResult(received: l.received + r.received, appended: l.appended + r.appended, alreadyHeld: l.alreadyHeld + r.alreadyHeld,
+                    refoldedBooks: l.refoldedBooks + r.refoldedBooks, quarantined: l.quarantined + r.quarantined)
+    }
+
+    /// "N received: A new, H already held, R books refolded" (and ", Q quarantined" when any).
     public var description: String {
         "\(received) received: \(appended) new, \(alreadyHeld) already held, \(refoldedBooks) books refolded"
+            + (quarantined > 0 ? ", \(quarantined) quarantined (see `replay sync --quarantine`)" : "")
     }
 }
 
@@ -155,9 +179,14 @@ extension ReadingStore {
                 guard let record = try log.event(at: position, in: txn) else {
                     throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it, but the log has no such position")
                 }
-                let envelope = try Self.envelope(of: record)
-                guard envelope.origin == origin else {
-                    throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it as \(origin), but it carries \(envelope.origin.map(String.init(describing:)) ?? "no origin")")
+                var envelope = try Self.envelope(of: record)
+                if envelope.origin != origin {
+                    // Another replica's copy of the event (an alias): sent as that copy.
+                    guard let alias = try txn.get(sync.aliases, (origin.replica, origin.sequence)), alias.position == position else {
+                        throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it as \(origin), but it carries \(envelope.origin.map(String.init(describing:)) ?? "no origin") and no alias of it is recorded")
+                    }
+                    envelope.origin = origin
+                    envelope.recordedAt = alias.recordedAt
                 }
                 envelopes.append(envelope)
             }
@@ -167,76 +196,154 @@ extension ReadingStore {
 
     // MARK: Merge
 
-    /// Applies events of other replicas (a peer's ``changes(since:after:limit:)``, an export
-    /// file, the sync server's answer), in one all-or-nothing write transaction: events this
-    /// store does not hold are appended in canonical order and folded into the views; events it
-    /// holds are skipped. A well-formed event is never refused for conflicting with this store's
-    /// state: the views place it by canonical order and the conflict rules (see the Replication
-    /// article), refolding only the books it arrives late for.
+    /// Applies events of other replicas (a peer's ``changes(since:after:limit:)``, the sync
+    /// server's answer), in one all-or-nothing write transaction: events this store does not hold
+    /// are appended in canonical order and folded into the views; events it holds are skipped. A
+    /// well-formed event is never refused for conflicting with this store's state: the views place
+    /// it by canonical order and the conflict rules (see the Replication article), refolding only
+    /// the books it arrives late for.
+    ///
+    /// Another replica's copy of an event this store holds (the same event ID and the same fact,
+    /// ``ReadingEvents/EventEnvelope/recordsSameFact(as:)``, with another origin: the same export
+    /// imported on two devices) is kept as an alias of the held record; the copy whose origin sorts
+    /// first is the canonical one on every replica.
+    ///
+    /// An envelope no receiver can take is kept aside in the quarantine with its reason
+    /// (``quarantine()``), and everything else merges, so one bad record never stops a sync: one
+    /// that fails ``ReadingEvents/EventEnvelope/validateReplicated(pageCount:)`` (no origin, the
+    /// provisional replica, a stream that does not fit the payload, a value rule), one naming this
+    /// store's own replica with a sequence it never issued, one whose event ID is held (or repeated
+    /// in the batch) with another fact, or one whose replica and sequence already name another
+    /// event. ``retryQuarantine()`` merges the quarantine again (after an upgrade that accepts more).
     ///
     /// The batch may come in any order, repeat events, and leave gaps; the version vector moves
-    /// only over contiguous sequences.
-    ///
-    /// - Throws: ``MergeRejection`` for an envelope without an origin, one that breaks a value
-    ///   rule (``EventEnvelope/validate(pageCount:)`` without a page count), an event ID held (or
-    ///   repeated in the batch) with other content, or a replica's sequence number that already
-    ///   names another event; nothing is written.
+    /// only over contiguous sequences (held or quarantined).
     @discardableResult
     public func merge(_ envelopes: [EventEnvelope]) throws -> MergeResult {
         let result = try log.environment.write { txn -> MergeResult in
             try catchUpAll(txn)
-            return try merge(envelopes, txn)
+            return try merge(envelopes, mode: .quarantine, txn)
         }
         if result.appended > 0 { log.notifyObservers() }
         return result
     }
 
+    /// What a merge does with an envelope it cannot take.
+    enum MergeMode {
+        /// Sync: keep it in the quarantine with its reason, and merge the rest.
+        case quarantine
+        /// An import or a host's batch: refuse the whole batch (``MergeRejection``, nothing
+        /// written), also for a position or page beyond the book's page count as known from the
+        /// batch and the store (a replica's own decide step kept it within its page count).
+        case refuse
+    }
+
     /// ``merge(_:)`` inside `txn` (views caught up before).
-    func merge(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> MergeResult {
+    func merge(_ envelopes: [EventEnvelope], mode: MergeMode, _ txn: WriteTransaction) throws -> MergeResult {
         var result = MergeResult(received: envelopes.count)
+        // Canonical order (envelopes without an origin first, then by origin, then batch order):
+        // the first copy of an event ID met is the one whose origin sorts first.
+        let order = envelopes.indices.sorted { a, b in
+            switch (envelopes[a].origin, envelopes[b].origin) {
+            case (let x?, let y?): x != y ? x < y : a < b
+            case (nil, _?): true
+            case (_?, nil): false
+            case (nil, nil): a < b
+            }
+        }
+        let views = mode == .refuse ? try activeViews(txn) : nil
+        var pageCounts: [StreamID: Int?] = [:]
         var firstIndex: [EventID: Int] = [:]
         var claimed: [EventOrigin: Int] = [:]
         var fresh: [EventEnvelope] = []
-        for (index, envelope) in envelopes.enumerated() {
-            func reject(_ field: String, _ rule: ValidationRule, _ detail: String) -> MergeRejection {
-                MergeRejection(index: index, eventID: envelope.eventID, field: field, rule: rule, detail: detail)
+        var copies: [EventEnvelope] = []
+        var quarantined: [(envelope: EventEnvelope, reason: String, holdsSlot: Bool)] = []
+        for index in order {
+            let envelope = envelopes[index]
+            // `holdsSlot`: the refusal is not about the origin's replica or sequence, so no other
+            // event can come under that origin (the quarantine keeps it in the origin's place).
+            func refuse(_ field: String, _ rule: ValidationRule, _ detail: String, holdsSlot: Bool = true) throws {
+                switch mode {
+                case .refuse:
+                    throw MergeRejection(index: index, eventID: envelope.eventID, field: field, rule: rule, detail: detail)
+                case .quarantine:
+                    quarantined.append((envelope, "\(field): \(detail) [rule: \(rule.rawValue)]", holdsSlot && !field.hasPrefix("origin")))
+                }
             }
-            guard let origin = envelope.origin else {
-                throw reject("origin", .empty, "an event of another replica carries the origin its replica gave it (replica, sequence, stamp)")
+            var pageCount: Int?
+            if mode == .refuse, case .book(let reader, let book) = envelope.stream {
+                if let known = pageCounts[envelope.stream] { pageCount = known } else {
+                    pageCount = try views?.bookSummary(reader: reader, book: book)?.metadata.pageCount
+                    pageCounts[envelope.stream] = .some(pageCount)
+                }
             }
-            guard origin.replica != .provisional else {
-                throw reject("origin", .malformed, "replica \(origin.replica) is reserved for provisional origins, which never leave their store")
+            do { try envelope.validateReplicated(pageCount: pageCount) } catch {
+                try refuse(error.field, error.rule, error.detail); continue
             }
+            if case .bookAdded(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
+            if case .metadataCorrected(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
+            let origin = envelope.origin!
+            let key = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
             if let earlier = firstIndex[envelope.eventID] {
                 guard envelopes[earlier].recordsSameFact(as: envelope) else {
-                    throw reject("eventID", .inconsistent, "the same event ID comes earlier (envelope \(earlier + 1)) with other content")
+                    try refuse("eventID", .inconsistent, "the same event ID comes earlier in the batch (envelope \(earlier + 1)) with another fact"); continue
+                }
+                if envelopes[earlier].origin != origin, claimed[key] == nil {
+                    if let named = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
+                        try refuse("origin.sequence", .duplicateID,
+                                   "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
+                    }
+                    claimed[key] = index
+                    copies.append(envelope)
                 }
                 result.alreadyHeld += 1
                 continue
             }
             firstIndex[envelope.eventID] = index
-            do { try envelope.validate() } catch {
-                throw reject(error.field, error.rule, error.detail)
-            }
+            let named = try txn.get(sync.origins, (origin.replica, origin.sequence))
             if let record = try log.event(withID: envelope.eventID.uuid, in: txn) {
                 guard try Self.envelope(of: record).recordsSameFact(as: envelope) else {
-                    throw reject("eventID", .inconsistent, "the event ID is already held at position \(record.position) with other content or another origin")
+                    try refuse("eventID", .inconsistent, "the event ID is already held at position \(record.position) with another fact"); continue
                 }
+                if let named, named.position != record.position {
+                    try refuse("origin.sequence", .duplicateID,
+                               "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
+                }
+                if named == nil, claimed.updateValue(index, forKey: key) == nil { copies.append(envelope) }
                 result.alreadyHeld += 1
                 continue
             }
-            let sequenceKey = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
-            if let entry = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
-                throw reject("sequence", .duplicateID, "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(entry.position))")
+            if let named {
+                try refuse("origin.sequence", .duplicateID,
+                           "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
             }
-            if let other = claimed.updateValue(index, forKey: sequenceKey) {
-                throw reject("sequence", .duplicateID, "replica \(origin.replica)'s sequence \(origin.sequence) also names envelope \(other + 1), another event")
+            if origin.replica == replica {
+                try refuse("origin.replica", .inconsistent,
+                           "it names this store's own replica \(replica), which never issued sequence \(origin.sequence): a store holds every event it made"); continue
+            }
+            if let other = claimed.updateValue(index, forKey: key) {
+                try refuse("origin.sequence", .duplicateID,
+                           "replica \(origin.replica)'s sequence \(origin.sequence) also names envelope \(other + 1), another event"); continue
             }
             fresh.append(envelope)
         }
-        guard !fresh.isEmpty else { return result }
-        fresh.sort { $0.origin! < $1.origin! }
-        (result.appended, result.refoldedBooks) = try appendAndFold(fresh, txn)
+        if !fresh.isEmpty {
+            (result.appended, result.refoldedBooks) = try appendAndFold(fresh, txn)
+        }
+        result.quarantined = try keepInQuarantine(quarantined, txn)
+        // Copies of held events: aliases of their records (the vector moves over them); readers
+        // whose canonical copy changed are refolded.
+        var aliases: [EventEnvelope] = []
+        var readers: [ReaderID] = []
+        for copy in copies {
+            guard let record = try log.event(withID: copy.eventID.uuid, in: txn), let own = try Self.envelope(of: record).origin else { continue }
+            if try noteAlias(copy, of: record, own: own, txn), !readers.contains(copy.reader) { readers.append(copy.reader) }
+            var alias = copy
+            alias.position = record.position
+            aliases.append(alias)
+        }
+        try noteOrigins(aliases, txn)
+        for reader in readers { try refoldReader(reader, txn) }
         return result
     }
 
@@ -315,14 +422,20 @@ extension ReadingStore {
     func noteOrigins(_ stored: [EventEnvelope], _ txn: WriteTransaction) throws {
         guard !stored.isEmpty else { return }
         var clock = try txn.get(sync.clock, "clock") ?? 0
-        var touched: [ReplicaID: [UInt64]] = [:]
         for envelope in stored {
             guard let origin = envelope.origin else { continue }
             try txn.put(sync.origins, (origin.replica, origin.sequence), (envelope.position, origin.stamp))
             clock = max(clock, origin.stamp)
-            touched[origin.replica, default: []].append(origin.sequence)
         }
         try txn.put(sync.clock, "clock", clock)
+        try moveHeads(over: stored.compactMap(\.origin), txn)
+    }
+
+    /// Moves each touched replica's head over the given sequences (just recorded) and then over
+    /// every sequence held or quarantined that now joins it.
+    func moveHeads(over origins: [EventOrigin], _ txn: WriteTransaction) throws {
+        var touched: [ReplicaID: [UInt64]] = [:]
+        for origin in origins { touched[origin.replica, default: []].append(origin.sequence) }
         for (replica, sequences) in touched {
             // The head moves over the sequences just written without reading them back (a local
             // batch is contiguous), then over any held before that now join it.
@@ -331,7 +444,10 @@ extension ReadingStore {
                 guard sequence == head + 1 else { break }
                 head = sequence
             }
-            while try txn.get(sync.origins, (replica, head + 1)) != nil { head += 1 }
+            while try txn.get(sync.origins, (replica, head + 1)) != nil
+                    || txn.get(sync.quarantine, Self.quarantineSlot(EventOrigin(stamp: 0, replica: replica, sequence: head + 1))) != nil {
+                head += 1
+            }
             try txn.put(sync.vector, replica, head)
         }
     }

@@ -19,8 +19,11 @@ public final class ReadingStore: Sendable {
     public let log: EventLog
     /// The hour at which reading days start (0 = midnight), fixed when the store was created.
     public let dayStartHour: Int
-    /// This store's replica ID, fixed when the store was created: every event it creates records
-    /// it (see ``EventOrigin``, ``merge(_:)``).
+    /// This store's replica ID: every event it creates records it (see ``EventOrigin``,
+    /// ``merge(_:)``). Fixed when the store is created, and replaced by a new one when a writable
+    /// open finds that the store is a copy or a restore (a `replay backup`, `cp -r`, a device
+    /// restored from its backup: its `data.mdb` is not the file the ID was issued for), so two
+    /// copies never issue the same sequence number.
     public let replica: ReplicaID
 
     let generations: [ViewDatabases]
@@ -98,6 +101,7 @@ public final class ReadingStore: Sendable {
         // The same transaction gives a new store its replica ID and migrates a store of format 1
         // (its records get their origins; its views are then rebuilt with this build's rules) or
         // of format 2 (its records and stream tables get binary stream keys).
+        let home = Self.home(of: log.directory)
         let (hour, upgrade, id) = try log.environment.write { txn -> (Int, Bool, ReplicaID) in
             var hour = requested
             if let stored = try txn.get(meta, "dayStartHour"), let first = stored.first {
@@ -105,16 +109,26 @@ public final class ReadingStore: Sendable {
             } else {
                 try txn.put(meta, "dayStartHour", [UInt8(requested)])
             }
-            let id: ReplicaID
+            var id: ReplicaID
+            let storedHome = try txn.get(tables.meta, "home")
             if let stored = try txn.get(tables.meta, "replica") {
                 guard let parsed = ReplicaID(bytes: stored) else {
                     throw EventStoreError.notAStore(path: log.directory.path, reason: "sync.meta holds a replica ID of \(stored.count) bytes, not 16")
                 }
                 id = parsed
+                if let home, let storedHome, storedHome != home {
+                    // A copy or a restore (a backup, `cp -r`, a device restored from its backup):
+                    // its data file is another file than the one the replica ID was issued for.
+                    // It continues as a new replica before it writes anything, so no sequence
+                    // number of the old replica is ever issued twice.
+                    id = ReplicaID()
+                    try txn.put(tables.meta, "replica", id.bytes)
+                }
             } else {
                 id = requestedReplica ?? ReplicaID()
                 try txn.put(tables.meta, "replica", id.bytes)
             }
+            if let home, storedHome != home { try txn.put(tables.meta, "home", home) }
             if format < EventLog.formatVersion {
                 try Self.migrate(log: log, from: format, sync: tables, replica: id, txn)
             }
@@ -130,6 +144,16 @@ public final class ReadingStore: Sendable {
             _ = try rebuild()
             try log.environment.write { txn in try txn.put(meta, "viewsVersion", [Self.viewsVersion]) }
         }
+    }
+
+    /// The identity of the store's data file: its device and inode numbers (16 bytes), `nil` when
+    /// the file system does not tell them. A store whose `data.mdb` is another file than the one its
+    /// replica ID was issued for is a copy or a restore.
+    static func home(of directory: URL) -> [UInt8]? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("data.mdb").path),
+              let device = (attributes[.systemNumber] as? NSNumber)?.uint64Value,
+              let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value else { return nil }
+        return BigEndianUInt64.encode(device) + BigEndianUInt64.encode(inode)
     }
 
     /// The version of the persisted views and of the rules that fold them: 2 since the `years`
@@ -212,7 +236,8 @@ public final class ReadingStore: Sendable {
         let last = try log.lastPosition(in: txn)
         guard last > from else { return 0 }
         let records = try log.events(from: from + 1, limit: min(limit, Int(last - from)), in: txn)
-        try foldAppended(records.map(Self.envelope(of:)), txn)
+        let placements = try placements(txn)
+        try foldAppended(records.map(placements.envelope(of:)), txn)
         return records.count
     }
 
@@ -247,10 +272,12 @@ public final class ReadingStore: Sendable {
     /// Refolds each book in `refolds` from its stored events up to position `last` (read in `txn`).
     func refold(_ refolds: RefoldSet, through last: UInt64, projector: ReadingProjector,
                 views: inout some ViewStore, _ txn: ReadTransaction) throws {
+        guard !refolds.books.isEmpty else { return }
+        let placements = try placements(txn)
         for (reader, book) in refolds.books {
             let stream = StreamKey(.book(reader: reader, book: book))
             let events = try log.readStream(stream, from: 1, limit: .max, in: txn)
-                .filter { $0.position <= last }.map(Self.envelope(of:))
+                .filter { $0.position <= last }.map(placements.envelope(of:))
             try projector.refold(reader: reader, book: book, events: events, in: &views)
         }
     }
@@ -370,7 +397,7 @@ public final class ReadingStore: Sendable {
         let remoteIndices = envelopes.indices.filter { envelopes[$0].origin != nil }
         var merged = MergeResult()
         if !remoteIndices.isEmpty {
-            do { merged = try merge(remoteIndices.map { envelopes[$0] }, txn) } catch let rejection as MergeRejection {
+            do { merged = try merge(remoteIndices.map { envelopes[$0] }, mode: .refuse, txn) } catch let rejection as MergeRejection {
                 throw MergeRejection(index: remoteIndices[rejection.index], eventID: rejection.eventID, field: rejection.field,
                                      rule: rejection.rule, detail: rejection.detail)
             }
@@ -404,13 +431,15 @@ public final class ReadingStore: Sendable {
 
     /// Decoded events from `position` on, at most `limit`, in log order.
     public func events(from position: UInt64 = 1, limit: Int = .max) throws -> [EventEnvelope] {
-        try log.read(from: position, limit: limit).map(Self.envelope(of:))
+        let placements = try log.environment.read { txn in try self.placements(txn) }
+        return try log.read(from: position, limit: limit).map(placements.envelope(of:))
     }
 
     /// The audit trail: every event of `reader` (optionally of one book), in log order.
     public func auditTrail(reader: ReaderID, book: BookID? = nil) throws -> [EventEnvelope] {
+        let placements = try log.environment.read { txn in try self.placements(txn) }
         if let book {
-            return try log.readStream(StreamKey(.book(reader: reader, book: book))).map(Self.envelope(of:))
+            return try log.readStream(StreamKey(.book(reader: reader, book: book))).map(placements.envelope(of:))
         }
         var positions: [UInt64] = []
         try log.environment.read { txn in
@@ -425,7 +454,7 @@ public final class ReadingStore: Sendable {
             try log.environment.read { txn in
                 for position in positions[chunk..<min(positions.count, chunk + EventLog.readChunkSize)] {
                     guard let record = try log.event(at: position, in: txn) else { continue }
-                    result.append(try Self.envelope(of: record))
+                    result.append(try placements.envelope(of: record))
                 }
             }
         }

@@ -70,26 +70,54 @@ extension ViewDatabases {
     /// Months and years are clamped when encoded (``MonthKey``, ``YearKey``): should two of a
     /// reader's records ever share a key, that table falls back to plain puts for the reader.
     func append(_ views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
+        try write(views, txn, append: true)
+    }
+
+    /// Replaces one reader's records in these tables (which may hold other readers) with its views
+    /// folded in memory: every record whose key starts with the reader's ID is removed, then the
+    /// views are written with plain puts.
+    func replace(reader: ReaderID, with views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
+        precondition(views.reader == reader, "the views are of another reader")
+        let prefix = ReaderIDKey.encode(reader)
+        for (_, table) in all {
+            var keys: [[UInt8]] = []
+            try txn.forEach(table, from: prefix, prefix: prefix) { key, _ in
+                keys.append(key)
+                return true
+            }
+            for key in keys { try txn.delete(table, key) }
+        }
+        try write(views, txn, append: false)
+    }
+
+    private func write(_ views: SingleReaderViewStore, _ txn: WriteTransaction, append: Bool) throws {
         let reader = views.reader
-        if let record = views.readerRecord { try Self.write(readers, [(reader, ViewRecordCodec.encode(record))], txn) }
+        func write<Key: LMDBKeyCodec>(_ table: Table<Key>, _ entries: [(Key.Item, [UInt8])], _ txn: WriteTransaction) throws {
+            if append {
+                try Self.write(table, entries, txn)
+            } else {
+                for (key, value) in entries { try txn.putRaw(table, Key.encode(key), value, flags: []) }
+            }
+        }
+        if let record = views.readerRecord { try write(readers, [(reader, ViewRecordCodec.encode(record))], txn) }
         // A book view is a summary, a decision record and one record per detail (as putBookView
         // writes it); detail keys are (reader, book, index), so each book's run is in index order.
-        try Self.write(books, views.books.map { ((reader, $0.key), ViewRecordCodec.encodeSummary($0.value)) }, txn)
-        try Self.write(decisions, views.books.map { ((reader, $0.key), ViewRecordCodec.encode($0.value.decision)) }, txn)
+        try write(books, views.books.map { ((reader, $0.key), ViewRecordCodec.encodeSummary($0.value)) }, txn)
+        try write(decisions, views.books.map { ((reader, $0.key), ViewRecordCodec.encode($0.value.decision)) }, txn)
         func details<T>(_ part: (BookView) -> [T], _ encode: (T) -> [UInt8]) -> [(ReaderBookIndexKey.Item, [UInt8])] {
             views.books.flatMap { book, view in part(view).enumerated().map { (((reader, book), UInt32($0.offset)), encode($0.element)) } }
         }
-        try Self.write(bookEntries, details(\.entries, ViewRecordCodec.encode), txn)
-        try Self.write(bookSessions, details(\.sessions, ViewRecordCodec.encode), txn)
-        try Self.write(bookSentences, details(\.sentences, ViewRecordCodec.encode), txn)
-        try Self.write(bookMemos, details(\.memos, ViewRecordCodec.encode), txn)
-        try Self.write(days, views.days.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
-        try Self.write(bookDays, views.bookDays.map { (((reader, $0.key.book), $0.key.day), ViewRecordCodec.encode($0.value)) }, txn)
-        try Self.write(months, views.months.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
-        if let totals = views.buckets { try Self.write(buckets, [(reader, ViewRecordCodec.encode(totals))], txn) }
-        try Self.write(runs, views.runs.map { ((reader, $0.start), ViewRecordCodec.encode($0)) }, txn)
-        try Self.write(goals, views.goals.map { ((reader, $0), []) }, txn)
-        try Self.write(years, views.years.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        try write(bookEntries, details(\.entries, ViewRecordCodec.encode), txn)
+        try write(bookSessions, details(\.sessions, ViewRecordCodec.encode), txn)
+        try write(bookSentences, details(\.sentences, ViewRecordCodec.encode), txn)
+        try write(bookMemos, details(\.memos, ViewRecordCodec.encode), txn)
+        try write(days, views.days.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        try write(bookDays, views.bookDays.map { (((reader, $0.key.book), $0.key.day), ViewRecordCodec.encode($0.value)) }, txn)
+        try write(months, views.months.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        if let totals = views.buckets { try write(buckets, [(reader, ViewRecordCodec.encode(totals))], txn) }
+        try write(runs, views.runs.map { ((reader, $0.start), ViewRecordCodec.encode($0)) }, txn)
+        try write(goals, views.goals.map { ((reader, $0), []) }, txn)
+        try write(years, views.years.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
     }
 
     /// LMDB's default key order (`memcmp` of the common length, then the shorter first).
