@@ -60,6 +60,19 @@ public enum DemoHistory {
                             "가장 중요한 것은 눈에 보이지 않아.", "It is a truth universally acknowledged.", "오늘도 한 페이지."]
 
     /// Generates the history, in the order a store would have recorded it (by `recordedAt`).
+    /// The replica ID of a demo store written with these parameters: the same parameters give
+    /// byte-identical stores and exports; another seed, number of readers, length or event count
+    /// gives another replica, so two different demo stores are never taken for copies of one.
+    public static func replica(seed: UInt64, readers: Int, days: Int, events: Int?) -> ReplicaID {
+        var generator = SplitMix64(seed: seed)
+        var mixed = generator.next()
+        for value in [readers, days, events ?? 0] {
+            generator = SplitMix64(seed: mixed ^ UInt64(truncatingIfNeeded: value))
+            mixed = generator.next()
+        }
+        return replica(seed: mixed)
+    }
+
     /// The replica ID of a demo store written with `seed` (a version-4 UUID from the seed), so the
     /// same seed gives byte-identical stores and exports; different seeds give different replicas.
     public static func replica(seed: UInt64) -> ReplicaID {

@@ -41,7 +41,7 @@ extension Replay {
         }
 
         func run() throws {
-            let store = try ReadingStore.open(at: options.url, replica: DemoHistory.replica(seed: seed))
+            let store = try ReadingStore.open(at: options.url, replica: DemoHistory.replica(seed: seed, readers: readers, days: days, events: events))
             let start = ContinuousClock.now
             var written = 0
             var generated = 0

@@ -93,6 +93,12 @@ extension Replay {
                     return true
                 }
             }
+            if chain.isIntact {
+                for fault in try store.verifyReplication() {
+                    faults.append(["position": fault.position, "kind": "replication", "detail": fault.detail + " (sync may skip or resend events)"])
+                }
+            }
+            let quarantined = try store.quarantine().count
             var stored = "", fresh = ""
             let checkpoint = try store.viewCheckpoint()
             let lag = chain.lastPosition > checkpoint ? chain.lastPosition - checkpoint : 0
@@ -113,11 +119,12 @@ extension Replay {
             if json {
                 try printJSON(["records": chain.recordCount, "lastPosition": chain.lastPosition, "decoded": decoded,
                                "unknownTypes": unknownTypes, "viewDigest": stored, "freshDigest": fresh, "faults": faults,
-                               "viewCheckpoint": checkpoint, "viewLag": lag, "ok": faults.isEmpty])
+                               "viewCheckpoint": checkpoint, "viewLag": lag, "quarantined": quarantined, "ok": faults.isEmpty])
             } else {
                 for fault in faults { print("fault at position \(fault["position"]!): \(fault["kind"]!): \(fault["detail"]!)") }
                 print("\(chain.recordCount) records, last position \(chain.lastPosition), \(decoded) decoded, \(unknown) of unknown types\(unknownTypes.isEmpty ? "" : " \(unknownTypes)")")
                 if faults.isEmpty { print("views digest \(stored) = fresh rebuild") }
+                if quarantined > 0 { print("\(quarantined) event(s) of other replicas in the quarantine (`replay sync --quarantine` lists them)") }
 
             }
             if !faults.isEmpty {

@@ -24,13 +24,29 @@ extension Replay {
         @Option(help: "The other store's directory (created when missing).") var with: String?
         @OptionGroup var server: ServerOptions
         @Option(parsing: .unconditional, help: "Events per merge transaction (at least 1).") var batch: Int = 5_000
+        @Flag(help: "List the events merges kept aside (each with its reason), and exchange nothing.") var quarantine = false
+        @Flag(help: "Merge the quarantine again (events this build now takes leave it), and exchange nothing.") var retryQuarantine = false
 
         func validate() throws {
             guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch)") }
+            if quarantine || retryQuarantine {
+                guard with == nil, server.server == nil, !(quarantine && retryQuarantine) else {
+                    throw ValidationError("--quarantine and --retry-quarantine take neither --with nor --server, nor each other")
+                }
+                return
+            }
             guard (with == nil) != (server.server == nil) else { throw ValidationError("name exactly one of --with DIR and --server URL") }
         }
 
         func run() async throws {
+            if quarantine || retryQuarantine {
+                let store = try options.openExisting(readOnly: quarantine)
+                if retryQuarantine { print("retried: \(try store.retryQuarantine())") }
+                let entries = try store.quarantine()
+                for entry in entries { print("quarantined \(entry)") }
+                print("\(entries.count) event(s) in the quarantine")
+                return
+            }
             guard let with else {
                 let client = try server.client(store: try options.openExisting())
                 do {
@@ -48,7 +64,9 @@ extension Replay {
             let a = try options.openExisting()
             let b = try ReadingStore.open(at: other)
             guard a.replica != b.replica else {
-                throw ReplayError("both stores are replica \(a.replica): one is a file copy of the other, and their sequence numbers would collide; sync a store with a copy made by `replay sync` into an empty directory instead")
+                // A copy or a restore gets a new replica ID at its first writable open; two stores of
+                // one replica ID can only be the same store reached by two paths (a bind mount).
+                throw ReplayError("both stores are replica \(a.replica): they are one store reached by two paths (a bind mount or a hard link); sync with another store")
             }
             let sent = try Self.send(from: a, to: b, batch: batch)
             let received = try Self.send(from: b, to: a, batch: batch)
@@ -60,7 +78,11 @@ extension Replay {
             if da == db {
                 print("views: equal (digest \(da))")
             } else {
-                throw ReplayError("views differ after the exchange (\(da) and \(db)): a store holds events without an origin (appended through the raw log), which never leave it")
+                let kept = try a.quarantine().count + b.quarantine().count
+                let cause = kept > 0
+                    ? "\(kept) event(s) are in the quarantine of one store and not the other (`replay sync --quarantine` on each lists them)"
+                    : "a store holds events without an origin (appended through the raw log), which never leave it"
+                throw ReplayError("views differ after the exchange (\(da) and \(db)): \(cause)")
             }
         }
 
@@ -72,11 +94,7 @@ extension Replay {
             while true {
                 let page = try source.changes(since: vector, after: after, limit: batch)
                 guard let last = page.last else { return total }
-                let result = try target.merge(page)
-                total.received += result.received
-                total.appended += result.appended
-                total.alreadyHeld += result.alreadyHeld
-                total.refoldedBooks += result.refoldedBooks
+                total = total + (try target.merge(page))
                 after = last.origin
             }
         }

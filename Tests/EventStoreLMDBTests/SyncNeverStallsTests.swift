@@ -140,4 +140,30 @@ import TestSupport
             #expect(try d.a.quarantine().map(\.eventID) == [batch[0].eventID])
         }
     }
+
+    /// Case 6: `verifyReplication` (what `replay verify` runs) finds nothing on stores that hold
+    /// aliases and a quarantine, and names a version vector that claims more than the log holds,
+    /// an origins entry that names nothing, and a clock behind the stamps (before, `verify` said OK
+    /// and sync never delivered).
+    @Test func verifyChecksTheReplicationTablesAgainstTheLog() throws {
+        try withTempDirectory { dir in
+            let d = try Devices(dir)
+            try d.a.importHistory(try Self.export(d, importedAt: "2025-03-10T09:00:00+09:00"))
+            try d.b.importHistory(try Self.export(d, importedAt: "2025-03-10T11:00:00+09:00"))
+            try d.sync()
+            var bad = try d.b.changes(since: VersionVector())
+            bad[0].origin?.replica = .provisional
+            try d.a.merge(bad)
+            #expect(try d.a.verifyReplication() == [] && d.b.verifyReplication() == [])
+            try d.a.log.environment.write { txn in
+                try txn.put(d.a.sync.vector, Devices.replicaB, 9)
+                try txn.put(d.a.sync.origins, (Devices.replicaB, 40), (77, 1))
+                try txn.put(d.a.sync.clock, "clock", 1)
+            }
+            let faults = try d.a.verifyReplication().map(\.detail)
+            #expect(faults.contains { $0.contains("head of replica \(Devices.replicaB) is 9") }, "\(faults)")
+            #expect(faults.contains { $0.contains("a position the log does not hold") }, "\(faults)")
+            #expect(faults.contains { $0.contains("the clock 1 is behind") }, "\(faults)")
+        }
+    }
 }

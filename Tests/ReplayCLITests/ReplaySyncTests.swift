@@ -56,6 +56,23 @@ struct ReplaySyncTests {
         #expect(try replayOK(["import", "--store", b, file.path]).stdout.hasPrefix("imported 0 new events"))
     }
 
+    /// Two demo stores of one seed but another size are two replicas (before: one replica ID per
+    /// seed, so they were taken for copies of one store).
+    @Test func demoStoresOfOneSeedAndAnotherSizeAreTwoReplicas() throws {
+        let temp = try CLITempDirectory()
+        defer { temp.remove() }
+        let a = temp.path("a"), b = temp.path("b")
+        try replayOK(["demo", "--store", a, "--readers", "1", "--days", "5", "--seed", "9", "--quiet"])
+        try replayOK(["demo", "--store", b, "--readers", "1", "--days", "6", "--seed", "9", "--quiet"])
+        let replicaA = value(try replayOK(["vector", "--store", a]), "replica")
+        let replicaB = value(try replayOK(["vector", "--store", b]), "replica")
+        #expect(replicaA != nil && replicaA != replicaB)
+        let synced = try replayOK(["sync", "--store", a, "--with", b])
+        #expect(synced.stdout.contains("views: equal"), "\(synced)")
+        let listed = try replayOK(["sync", "--store", a, "--quarantine"])
+        #expect(listed.stdout.contains("0 event(s) in the quarantine"), "\(listed)")
+    }
+
     @Test("bad input: a malformed vector, the store itself, a file copy of the store")
     func refusals() throws {
         let temp = try CLITempDirectory()
