@@ -135,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplayCLITests",
-            dependencies: ["replay", "EventStoreLMDB", "ReadingEvents", "TestSupport"]
+            dependencies: ["replay", "EventStoreLMDB", "Projections", "ReadingEvents", "TestSupport"]
         ),
         .testTarget(
             name: "ReadingImportTests",

@@ -163,9 +163,12 @@ public final class ReadingStore: Sendable {
     /// it); 3 since replicas (views folded in canonical order, with the origins of their registers
     /// and the conflict rules of the Replication article); 4 since each book's decision state is
     /// a view record of its own (`decisions`), what commands are decided on, and book views are
-    /// stored split (a summary in `books`, one record per page entry, session, sentence and memo). Opening a store of an
-    /// older version rebuilds its views once.
-    static let viewsVersion: UInt8 = 4
+    /// stored split (a summary in `books`, one record per page entry, session, sentence and memo); 5 since
+    /// the rules of issue 25 (a re-added finished book stays finished, a session's end position
+    /// resumes a did-not-finish book, a session closed before its start stays closed) and the
+    /// reader's last event in canonical order. Opening a store of an older version rebuilds its
+    /// views once.
+    static let viewsVersion: UInt8 = 5
 
     // MARK: Generations and checkpoints
 

@@ -8,7 +8,7 @@ import ReadingEvents
 /// compares a store's views with a fresh fold without writing anything.
 ///
 /// The origins the views keep for replication (a book's last folded origin, the origins of the
-/// reader's registers and of a year's challenge) are left out: they name replicas, not what a
+/// reader's registers and last event, and of a year's challenge) are left out: they name replicas, not what a
 /// reader sees, so two stores that imported the same history on their own give the same digest.
 ///
 /// `Sendable`: a namespace.
@@ -45,7 +45,7 @@ public enum ViewDigest {
         public mutating func add(reader: ReaderID, of views: some ViewStore) throws {
             add("reader", reader.bytes)
             if var view = try views.readerView(reader: reader) {
-                view.homeOrderOrigin = nil; view.profileOrigin = nil
+                view.homeOrderOrigin = nil; view.profileOrigin = nil; view.lastEvent?.origin = nil
                 add("readerView", ViewRecordCodec.encode(view))
             }
             for book in try views.bookViews(reader: reader) {

@@ -326,6 +326,14 @@ extension ViewStore {
         try readerView(reader: reader)?.latestMoment.map { min($0, now) }
     }
 
+    /// The reader's last event in canonical order (``ReaderView/lastEvent``): the zone "today" is
+    /// taken in, and the instant a range ends on, when a caller names neither. Any two replicas
+    /// holding the same events give the same answer, whatever order they appended them in.
+    /// `nil` for a reader without events.
+    public func lastEvent(reader: ReaderID) throws -> LastEvent? {
+        try readerView(reader: reader)?.lastEvent
+    }
+
     /// Timers started and never stopped, oldest first.
     public func openSessions(reader: ReaderID) throws -> [OpenSession] {
         try bookViews(reader: reader).filter(\.inLibrary).flatMap { view in

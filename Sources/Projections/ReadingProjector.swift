@@ -45,6 +45,9 @@ public struct ReadingProjector {
         if case .unknown = envelope.event {} else {
             reader.latestMoment = max(reader.latestMoment ?? envelope.recordedAt, envelope.occurredAt, envelope.recordedAt)
         }
+        if Self.isNewer(envelope.origin, than: reader.lastEvent?.origin) {
+            reader.lastEvent = LastEvent(occurredAt: envelope.occurredAt, timeZone: envelope.timeZone, origin: envelope.origin)
+        }
         var deltas = Deltas()
         var outcome = Outcome.folded
 
@@ -187,10 +190,10 @@ public struct ReadingProjector {
             existing.foldedEvents += 1
             // The decision state first (the one copy of the rules for status, goal and finish),
             // then what only the view keeps (page credits, session minutes, notes, finish days).
-            let wasFinished = existing.decision.isFinished, goalBefore = existing.decision.goal
+            let before = DecisionBefore(existing.decision, envelope.event)
             existing.decision.apply(envelope.event, occurredAt: at)
             existing.copyDecision()
-            fold(envelope, into: &existing, wasFinished: wasFinished, goalBefore: goalBefore, deltas: &deltas)
+            fold(envelope, into: &existing, before: before, deltas: &deltas)
             view = existing
         }
         if let origin = envelope.origin { view!.lastOrigin = origin }
@@ -215,10 +218,24 @@ public struct ReadingProjector {
 
     // MARK: Book fold
 
+    /// What the view's fold needs of the decision state as it was before the event.
+    private struct DecisionBefore {
+        /// Whether the current read-through was finished.
+        var wasFinished: Bool
+        /// The active goal.
+        var goal: BookState.Goal?
+        /// For a session event: whether the session was started or closed before.
+        var knewSession = false
+
+        init(_ state: BookState, _ event: ReadingEvent) {
+            wasFinished = state.isFinished; goal = state.goal
+            if case .sessionFinished(let e) = event { knewSession = state.usedIDs.contains(BookState.UUIDKey(e.session)) }
+        }
+    }
+
     /// Folds what only the view keeps; the decision state has folded the event already and its
-    /// fields are copied (`wasFinished` and `goalBefore` are the state's before the event).
-    private func fold(_ envelope: EventEnvelope, into view: inout BookView, wasFinished: Bool, goalBefore: BookState.Goal?,
-                      deltas: inout Deltas) {
+    /// fields are copied (`before` is what the view needs of the state before the event).
+    private func fold(_ envelope: EventEnvelope, into view: inout BookView, before: DecisionBefore, deltas: inout Deltas) {
         let at = envelope.occurredAt
         let zone = envelope.timeZone
         switch envelope.event {
@@ -230,9 +247,25 @@ public struct ReadingProjector {
         case .progressCorrected(let e):
             addMark(position: e.position, isCorrection: true, envelope, to: &view, deltas: &deltas)
         case .sessionStarted(let e):
-            view.sessions.append(SessionRecord(session: e.session, startedAt: at, timeZone: zone, intervals: [],
-                                               runningSince: at, runningZone: zone, isFinished: false, reportedSeconds: nil,
-                                               endPosition: nil))
+            if let i = view.sessions.firstIndex(where: { $0.session == e.session }) {
+                // The session was finished before its start sorted in (an import, or a replica that
+                // recorded the start after seeing the finish): it stays closed and runs from this
+                // start to that finish, as if they had come in order. A repeated start is ignored.
+                if view.sessions[i].isAwaitingStart {
+                    let finishedAt = view.sessions[i].startedAt
+                    view.sessions[i].startedAt = at; view.sessions[i].timeZone = zone
+                    view.sessions[i].intervals = [SessionRecord.ClosedInterval(start: at, end: max(at, finishedAt), timeZone: zone)]
+                    for piece in clock.split(view.sessions[i]) {
+                        deltas.add(day: piece.day, bucket: piece.bucket, book: view.book, pages: 0, seconds: piece.seconds)
+                    }
+                }
+            } else if view.decision.openSessions[e.session] != nil {
+                // The decision state opens the session unless it was closed already (a discard
+                // that sorts before the start): one rule for the decide step and the views.
+                view.sessions.append(SessionRecord(session: e.session, startedAt: at, timeZone: zone, intervals: [],
+                                                   runningSince: at, runningZone: zone, isFinished: false, reportedSeconds: nil,
+                                                   endPosition: nil))
+            }
         case .sessionPaused(let e):
             // A session's first closing event (finish or discard, in canonical order) is its fate:
             // later pauses, resumes, finishes and discards of it (from another device) are ignored.
@@ -248,14 +281,23 @@ public struct ReadingProjector {
             // The session's minutes are decided by its first closing event; an end position is a
             // page mark like any other and counts whatever became of the timer (a finish after a
             // discard or after another finish on another device: the reader did reach that page).
-            if let i = view.sessions.lastIndex(where: { $0.session == e.session }), !view.sessions[i].isFinished {
-                view.sessions[i].closeRunningInterval(at: at)
-                view.sessions[i].isFinished = true
-                view.sessions[i].reportedSeconds = e.durationSeconds
-                view.sessions[i].endPosition = e.endPosition
-                for piece in clock.split(view.sessions[i]) {
-                    deltas.add(day: piece.day, bucket: piece.bucket, book: view.book, pages: 0, seconds: piece.seconds)
+            if let i = view.sessions.lastIndex(where: { $0.session == e.session }) {
+                if !view.sessions[i].isFinished {
+                    view.sessions[i].closeRunningInterval(at: at)
+                    view.sessions[i].isFinished = true
+                    view.sessions[i].reportedSeconds = e.durationSeconds
+                    view.sessions[i].endPosition = e.endPosition
+                    for piece in clock.split(view.sessions[i]) {
+                        deltas.add(day: piece.day, bucket: piece.bucket, book: view.book, pages: 0, seconds: piece.seconds)
+                    }
                 }
+            } else if !before.knewSession {
+                // A finish that sorts before its session's start: the session is closed now, and
+                // its start (when it sorts in) gives it its minutes (``SessionRecord/isAwaitingStart``).
+                // A finish after a discard finds the session known and gone: the discard decided it.
+                view.sessions.append(SessionRecord(session: e.session, startedAt: at, timeZone: zone, intervals: [],
+                                                   runningSince: nil, runningZone: nil, isFinished: true,
+                                                   reportedSeconds: e.durationSeconds, endPosition: e.endPosition))
             }
             if let end = e.endPosition {
                 addMark(position: end, isCorrection: false, envelope, to: &view, deltas: &deltas)
@@ -264,9 +306,9 @@ public struct ReadingProjector {
             view.sessions.removeAll { $0.session == e.session && !$0.isFinished }
         case .bookFinished(let e):
             // Two devices finishing the same read-through: the first finish counts, once.
-            guard !wasFinished else { break }
+            guard !before.wasFinished else { break }
             view.finishes.append(e.finishedOn)
-            if let goal = goalBefore { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
+            if let goal = before.goal { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
             deltas.finishes[YearMonth(e.finishedOn), default: 0] += 1
             deltas.bookFinishes[Deltas.YearBookKey(year: e.finishedOn.year, book: view.book), default: 0] += 1
         case .finishUndone:
@@ -456,6 +498,11 @@ extension BookView {
 }
 
 extension SessionRecord {
+    /// Whether the session was finished before its start was folded (its finish sorts before its
+    /// start): a finished session without intervals, whose ``startedAt`` holds the finish's instant
+    /// until the start sorts in. A session folded in order always has an interval once finished.
+    fileprivate var isAwaitingStart: Bool { isFinished && intervals.isEmpty }
+
     /// Ends the running interval, if any, at `at`; it keeps the zone of the event that began it.
     fileprivate mutating func closeRunningInterval(at: Timestamp) {
         guard let since = runningSince else { return }

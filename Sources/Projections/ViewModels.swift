@@ -316,12 +316,33 @@ public struct ReaderView: Hashable, Sendable {
     /// of their events (a back-dated entry counts by when it was recorded); events of types this
     /// build does not know are only counted and do not move it. `nil` before any.
     public var latestMoment: Timestamp?
+    /// The reader's last event in canonical order (any type, unknown ones included): the zone and
+    /// instant a caller takes when it names none (``ViewStore/lastEvent(reader:)``). A register
+    /// like ``homeOrder``: the same on every replica that holds the same events, whatever order
+    /// they were appended in. `nil` before any.
+    public var lastEvent: LastEvent?
     /// The origin of the event that set ``homeOrder`` (last writer wins, by canonical order).
     public var homeOrderOrigin: EventOrigin?
     /// The origin of the event that set the profile (last writer wins, by canonical order).
     public var profileOrigin: EventOrigin?
     /// An empty reader.
     public init() {}
+}
+
+/// When and where a reader's last event in canonical order happened, and its origin.
+///
+/// `Sendable`: plain values.
+public struct LastEvent: Hashable, Sendable {
+    /// When it happened.
+    public var occurredAt: Timestamp
+    /// The zone it happened in.
+    public var timeZone: ZoneID
+    /// Its origin; `nil` for an event without one (they sort first, in log order).
+    public var origin: EventOrigin?
+    /// A last event.
+    public init(occurredAt: Timestamp, timeZone: ZoneID, origin: EventOrigin?) {
+        self.occurredAt = occurredAt; self.timeZone = timeZone; self.origin = origin
+    }
 }
 
 /// One book's part in one calendar year: pages credited to days of the year, and finishes whose

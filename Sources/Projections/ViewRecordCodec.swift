@@ -19,7 +19,9 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
 /// length-prefixed strings and arrays, a leading format byte per record. Deterministic (the same
 /// view always encodes to the same bytes), so stored views can be compared by digest.
 ///
-/// Formats: 3 (written by this build) adds the origins of replication: a book view's last folded
+/// Formats: 5 (written by this build) adds to reader records the reader's last event in canonical
+/// order (its instant, zone and origin); 4 is not used by whole records (it marks a book-view
+/// summary, ``summaryFormat``). Format 3 adds the origins of replication: a book view's last folded
 /// origin and folded-event count, the origins of a reader's home order and profile and of a
 /// year's challenge, and page entries ordered by their ordinal in the book's canonical order (the
 /// field that held the log position). Format 2 adds to book views the zone of each session interval and of
@@ -29,7 +31,7 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
 /// `replay rebuild` rewrites them with the rules of this build).
 public enum ViewRecordCodec {
     /// The record format this build writes.
-    public static let format: UInt8 = 3
+    public static let format: UInt8 = 5
     /// The oldest record format this build reads.
     public static let oldestReadableFormat: UInt8 = 1
 
@@ -275,6 +277,9 @@ public enum ViewRecordCodec {
         w.optional(v.latestMoment) { w, t in w.i64(t.microseconds) }
         w.optional(v.homeOrderOrigin) { w, o in w.origin(o) }
         w.optional(v.profileOrigin) { w, o in w.origin(o) }
+        w.optional(v.lastEvent) { w, e in
+            w.i64(e.occurredAt.microseconds); w.string(e.timeZone.identifier); w.optional(e.origin) { w, o in w.origin(o) }
+        }
         return w.bytes
     }
     /// Decodes a reader record.
@@ -292,6 +297,13 @@ public enum ViewRecordCodec {
         if version >= 3 {
             v.homeOrderOrigin = try r.optional("homeOrderOrigin") { r throws(ViewDecodingError) in try r.origin("homeOrderOrigin") }
             v.profileOrigin = try r.optional("profileOrigin") { r throws(ViewDecodingError) in try r.origin("profileOrigin") }
+        }
+        if version >= 5 {
+            v.lastEvent = try r.optional("lastEvent") { r throws(ViewDecodingError) in
+                LastEvent(occurredAt: Timestamp(microseconds: try r.i64("lastEvent.occurredAt")),
+                          timeZone: ZoneID(unchecked: try r.string("lastEvent.timeZone")),
+                          origin: try r.optional("lastEvent.origin") { r throws(ViewDecodingError) in try r.origin("lastEvent.origin") })
+            }
         }
         try r.expectEnd(); return v
     }

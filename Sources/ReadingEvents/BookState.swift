@@ -8,8 +8,9 @@ import Foundation
 /// ``apply(_:occurredAt:)`` and copies its status, goal and finish from it, and the store persists
 /// it as a small record beside the view, so a command reads that record instead of its stream.
 /// Events arriving from other replicas are folded in canonical order, and the rules resolve their
-/// conflicts (a second finish of one read-through counts once; an undone finish restores the goal
-/// it ended).
+/// conflicts (a second finish of one read-through counts once, also after the book was removed
+/// and added again; an undone finish restores the goal it ended; a session closed before its start
+/// stays closed).
 ///
 /// `apply(_:)` is total: it never fails, so a state can always be rebuilt from stored events,
 /// including events that an older build would have rejected. `Sendable`: a value type.
@@ -66,7 +67,8 @@ public struct BookState: Hashable, Sendable {
     public private(set) var memos: Set<MemoID> = []
     /// Every sentence, memo and session ID ever used on this book (IDs are never reused).
     public private(set) var usedIDs: Set<UUIDKey> = []
-    /// Timed sessions started and not yet finished or discarded.
+    /// Timed sessions started and not yet finished or discarded. A session closed before its start
+    /// was folded (its ID is in ``usedIDs``) is never opened.
     public private(set) var openSessions: [SessionID: SessionPhase] = [:]
     /// The current rating.
     public private(set) var rating: Rating?
@@ -115,8 +117,12 @@ public struct BookState: Hashable, Sendable {
         let sequence = eventCount
         switch event {
         case .bookAdded(let e):
+            // Adding a book again (after a remove, or from another device) continues its current
+            // read-through: a finished one stays finished, so a later finish of it without a new
+            // read-through is a second finish of one read-through and counts once.
+            let continuesFinished = book != nil && isFinished
             book = e.book; isInLibrary = true; isRemoved = false; metadata = e.metadata
-            status = e.status; isFinished = e.status == .finished
+            if continuesFinished { status = .finished } else { status = e.status; isFinished = e.status == .finished }
         case .metadataCorrected(let e):
             metadata = e.metadata
         case .bookRemoved:
@@ -130,25 +136,25 @@ public struct BookState: Hashable, Sendable {
         case .goalDeleted:
             goal = nil
         case .pagesRead(let e):
-            timeline.insert(.init(occurredAt: occurredAt, sequence: sequence, position: e.position, isCorrection: false))
-            if status != .finished { status = .reading }
+            addPageMark(e.position, occurredAt: occurredAt, sequence: sequence)
         case .progressCorrected(let e):
             timeline.insert(.init(occurredAt: occurredAt, sequence: sequence, position: e.position, isCorrection: true))
         case .readThroughStarted(let e):
             readThrough = e.readThrough; timeline = PageTimeline(); isFinished = false; status = .reading
         case .sessionStarted(let e):
-            openSessions[e.session] = .running; usedIDs.insert(UUIDKey(e.session))
+            // A session finished or discarded already (its closing event sorts before its start:
+            // an import, or a replica that recorded the start after seeing the finish) stays
+            // closed; a repeated start leaves an open session as it is.
+            if usedIDs.insert(UUIDKey(e.session)).inserted { openSessions[e.session] = .running }
         case .sessionPaused(let e):
             if openSessions[e.session] != nil { openSessions[e.session] = .paused }
         case .sessionResumed(let e):
             if openSessions[e.session] != nil { openSessions[e.session] = .running }
         case .sessionFinished(let e):
-            openSessions[e.session] = nil
-            if let end = e.endPosition {
-                timeline.insert(.init(occurredAt: occurredAt, sequence: sequence, position: end, isCorrection: false))
-            }
+            openSessions[e.session] = nil; usedIDs.insert(UUIDKey(e.session))
+            if let end = e.endPosition { addPageMark(end, occurredAt: occurredAt, sequence: sequence) }
         case .sessionDiscarded(let e):
-            openSessions[e.session] = nil
+            openSessions[e.session] = nil; usedIDs.insert(UUIDKey(e.session))
         case .bookFinished:
             // Two devices finishing the same read-through: the first finish (in canonical order)
             // counts, once.
@@ -183,6 +189,14 @@ public struct BookState: Hashable, Sendable {
         case .homeOrderSet, .profileUpdated, .challengeSet, .unknown:
             break
         }
+    }
+
+    /// A page mark: a page record, or a session's end position (a page mark like any other). It
+    /// resumes a book that is not finished (want-to-read, or did-not-finish: back on the home list
+    /// with its goal); a progress correction is not a page mark and resumes nothing.
+    private mutating func addPageMark(_ position: Int, occurredAt: Timestamp, sequence: UInt64) {
+        timeline.insert(.init(occurredAt: occurredAt, sequence: sequence, position: position, isCorrection: false))
+        if status != .finished { status = .reading }
     }
 }
 

@@ -14,7 +14,7 @@ extension Replay {
                 streak runs, finished books by category, the yearly challenge with its pace line, the year in \
                 review, the bookshelf as a stack of spines and the home list with D-days; inline SVG and CSS, \
                 no script, nothing fetched. "Today" is --as-of in --zone (default: the time and zone of the \
-                reader's latest event); --year defaults to the year of today. The file is written whole or \
+                reader's last event in canonical order); --year defaults to the year of today. The file is written whole or \
                 not at all.
                 """)
 
@@ -22,7 +22,7 @@ extension Replay {
         @Option(help: "The reader (UUID).") var reader: String
         @Option(help: "The calendar year (default: the year of \"today\").") var year: Int?
         @Option(help: "\"Today\" for the report: an ISO 8601 date or instant.") var asOf: String?
-        @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's latest event).") var zone: String?
+        @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's last event in canonical order).") var zone: String?
         @Option(help: "The HTML file to write (its directory must exist).") var out: String
 
         func validate() throws {
@@ -46,11 +46,12 @@ extension Replay {
             }
             let store = try options.openExisting()
             let reader = ReaderID(uuidString: self.reader)!
-            guard let latest = try store.latestEvent(of: reader) else {
+            // The reader's last event in canonical order: the same on every store holding the same events.
+            guard let last = try store.withViews({ try $0.lastEvent(reader: reader) }) else {
                 throw ReplayError("reader \(reader) has no events in \(options.url.path)")
             }
-            let zone = try zone.map { try ZoneID($0) } ?? latest.timeZone
-            let asOf = try asOf.map { try parseInstant($0, zone: zone) } ?? latest.occurredAt
+            let zone = try zone.map { try ZoneID($0) } ?? last.timeZone
+            let asOf = try asOf.map { try parseInstant($0, zone: zone) } ?? last.occurredAt
             let clock = LocalClock(dayStartHour: store.dayStartHour)
             let data: ReportData
             do {

@@ -10,18 +10,19 @@ extension Replay {
             abstract: "Show the dashboard: home list, bookshelf, summary, streaks, page calendar, daily, time-of-day and monthly bars.",
             discussion: """
                 Without --reader, every reader of the store in turn. "Today" is --as-of in the reader's zone \
-                (the zone of their latest event unless --zone is given); without --as-of, the reader's latest \
+                (the zone of their last event in canonical order, the same on every store holding the same events, \
+                unless --zone is given); without --as-of, the reader's latest \
                 moment in the history (the latest occurredAt or recordedAt of their events, so a back-dated \
                 entry does not pull it back), or the machine's clock when that is sooner. \
                 With --since or --until, the daily bars are clamped to the reader's history: from the first \
-                day with reading (or the day of the latest event, if earlier) to the last such day, so any \
+                day with reading (or the day of that last event, if earlier) to the last such day, so any \
                 range costs no more than the history holds. Text output shows control characters escaped.
                 """)
 
         @OptionGroup var options: StoreOptions
         @Option(help: "Only this reader (UUID).") var reader: String?
         @Option(help: "\"Today\" for the views: an ISO 8601 date or instant (default: the reader's latest occurredAt or recordedAt, or the clock when sooner).") var asOf: String?
-        @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's latest event).") var zone: String?
+        @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's last event in canonical order).") var zone: String?
         @Option(help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --as-of; no earlier than the reader's history).") var since: String?
         @Option(help: "Last day of the daily bars (default: --as-of; with --since or --until, no later than the reader's history).") var until: String?
         @Flag(help: "Print the same data as JSON.") var json = false
@@ -52,19 +53,21 @@ extension Replay {
             if json { out.write("[") }
             var first = true
             for reader in readers {
-                guard let latest = try store.latestEvent(of: reader) else {
+                // The reader's last event in canonical order, not in this store's log order: two
+                // stores holding the same events show the same zone, "today" and range.
+                guard let last = try store.withViews({ try $0.lastEvent(reader: reader) }) else {
                     if self.reader != nil { throw ReplayError("reader \(reader) has no events in \(options.url.path)") }
                     continue
                 }
-                let zone = try zone.map { try ZoneID($0) } ?? latest.timeZone
+                let zone = try zone.map { try ZoneID($0) } ?? last.timeZone
                 let asOf = try asOf.map { try parseInstant($0, zone: zone) }
-                    ?? store.withViews { try $0.defaultAsOf(reader: reader, now: Timestamp(Date())) } ?? latest.occurredAt
+                    ?? store.withViews { try $0.defaultAsOf(reader: reader, now: Timestamp(Date())) } ?? last.occurredAt
                 let clock = LocalClock(dayStartHour: store.dayStartHour)
                 let today = clock.localDay(of: asOf, in: zone)
                 let from = try since.map { clock.localDay(of: try parseInstant($0, zone: zone), in: zone) } ?? today.adding(days: -29)
                 let to = try until.map { clock.localDay(of: try parseInstant($0, zone: zone, endOfDay: true), in: zone) } ?? today
                 guard from <= to else { throw ReplayError("--since is after --until") }
-                let latestDay = clock.localDay(of: latest.occurredAt, in: latest.timeZone)
+                let latestDay = clock.localDay(of: last.occurredAt, in: last.timeZone)
                 let clamped = since != nil || until != nil
                 try store.withViews { views in
                     let dashboard = try Dashboard(reader: reader, views: views, asOf: asOf, zone: zone, today: today, clock: clock)

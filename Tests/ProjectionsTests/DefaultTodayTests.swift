@@ -47,17 +47,24 @@ struct DefaultTodayTests {
         let h = try history()
         let view = try #require(try h.fold().readerView(reader: h.reader))
         #expect(view.latestMoment == instant("2026-06-08T08:00:00+09:00"))
+        #expect(view.lastEvent?.timeZone == zone("Asia/Seoul"))
         let current = ViewRecordCodec.encode(view)
         #expect(try ViewRecordCodec.decodeReaderView(current) == view)
+        #expect(current.first == 5)
+        // Format 5 ends with the last event; format 3 ended before it (absent: 1 byte).
+        var withoutLast = view
+        withoutLast.lastEvent = nil
+        var formatThree = Array(ViewRecordCodec.encode(withoutLast).dropLast(1))
+        formatThree[0] = 3
+        #expect(try ViewRecordCodec.decodeReaderView(formatThree) == withoutLast)
         // Format 3 ends with the origins of the home order and the profile (none here: 1 + 1 bytes).
-        #expect(current.first == 3)
-        var formatTwo = Array(current.dropLast(2))
+        var formatTwo = Array(formatThree.dropLast(2))
         formatTwo[0] = 2
-        #expect(try ViewRecordCodec.decodeReaderView(formatTwo) == view)
+        #expect(try ViewRecordCodec.decodeReaderView(formatTwo) == withoutLast)
         // Format 1 ended after eventCount: format 2 without the latest moment (1 + 8 bytes).
         var old = Array(formatTwo.dropLast(9))
         old[0] = 1
-        var expected = view
+        var expected = withoutLast
         expected.latestMoment = nil
         #expect(try ViewRecordCodec.decodeReaderView(old) == expected)
     }
