@@ -90,6 +90,8 @@ public final class EventLog: Sendable {
         } else if !isDirectory.boolValue {
             throw EventStoreError.notAStore(path: path, reason: "not a directory")
         }
+        // Before anything opens them: a FIFO would block the open for ever.
+        try LMDBEnvironment.checkFileTypes(directory: path)
         let entries = try fileManager.contentsOfDirectory(atPath: path)
         if !entries.isEmpty {
             guard entries.contains("data.mdb") else {
@@ -143,11 +145,16 @@ public final class EventLog: Sendable {
     ///   missing) or an empty directory.
     /// - Returns: the size of the copy in bytes.
     /// - Throws: ``EventStoreError/invalidArgument(field:detail:)`` for a destination that is a
-    ///   file or a non-empty directory; ``LMDBError`` (``LMDBError/Kind/diskFull`` for a full disk).
+    ///   file, a symbolic link or a non-empty directory; ``LMDBError`` (``LMDBError/Kind/diskFull`` for a full disk).
     @discardableResult
     public func backup(to destination: URL) throws -> Int {
         let fileManager = FileManager.default
         let target = destination.standardizedFileURL
+        var info = stat()
+        if lstat(target.path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            // rename(2) cannot replace a symbolic link with a directory; say so before copying.
+            throw EventStoreError.invalidArgument(field: "backup destination", detail: "\(target.path) is a symbolic link; name a new or empty directory itself")
+        }
         var isDirectory: ObjCBool = false
         if fileManager.fileExists(atPath: target.path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {

@@ -53,6 +53,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
         }
         let path = String(cString: resolved)
         free(resolved)
+        try Self.checkFileTypes(directory: path)
 
         var created: OpaquePointer?
         try LMDBError.check(mdb_env_create(&created), "mdb_env_create")

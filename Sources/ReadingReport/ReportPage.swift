@@ -20,13 +20,18 @@ public enum ReportPage {
     /// The HTML document for `data`.
     public static func html(for data: ReportData) -> String {
         let who = data.nickname ?? "reader \(data.reader.description.prefix(8))"
+        let title = "Reading report \(data.year) · \(who)"
         let html = HTML(
             .lang(.english),
             .head(
                 .meta(.charset(.utf8)),
                 .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
                 .meta(.name("color-scheme"), .content("light dark")),
-                .title("Reading report \(data.year) · \(who)"),
+                // Not Plot's `.title(_:)`: it also writes the title into `og:title` and
+                // `twitter:title` attribute values without escaping them.
+                .element(named: "title", text: title),
+                .meta(.attribute(named: "property", value: "og:title"), escapedAttribute("content", title)),
+                .meta(.name("twitter:title"), escapedAttribute("content", title)),
                 .style(stylesheet)
             ),
             .body(
@@ -82,10 +87,15 @@ public enum ReportPage {
     """
 }
 
-/// Text escaped for an attribute value (Plot writes attribute values as given).
-func attributeText(_ s: String) -> String {
-    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
-        .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+/// An attribute whose value is `value` escaped: the one way text reaches an attribute on the page.
+///
+/// Plot escapes text nodes (`.text`, `.element(named:text:)`) but writes attribute values as given,
+/// so every attribute value that is not a constant goes through here: Plot's own text escaping
+/// (`<`, `>`, `&`), then the quotes an attribute value needs escaped too.
+func escapedAttribute<Context>(_ name: String, _ value: String) -> Attribute<Context> {
+    let escaped = Node<HTML.BodyContext>.text(value).render()
+        .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
+    return Attribute(name: name, value: escaped, ignoreIfValueIsEmpty: false)
 }
 
 /// One SVG or HTML node of the page body.
@@ -94,7 +104,7 @@ typealias BodyNode = Node<HTML.BodyContext>
 /// Small builders for SVG elements (Plot has none): element names and attributes, values escaped.
 enum SVG {
     static func el(_ name: String, _ attributes: [(String, String)], _ children: [BodyNode] = []) -> BodyNode {
-        .element(named: name, nodes: attributes.map { BodyNode.attribute(named: $0.0, value: attributeText($0.1), ignoreIfValueIsEmpty: false) } + children)
+        .element(named: name, nodes: attributes.map { BodyNode.attribute(escapedAttribute($0.0, $0.1)) } + children)
     }
     static func rect(x: Double, y: Double, w: Double, h: Double, _ attributes: [(String, String)], title: String? = nil) -> BodyNode {
         el("rect", [("x", n(x)), ("y", n(y)), ("width", n(max(0, w))), ("height", n(max(0, h)))] + attributes,

@@ -82,6 +82,7 @@ extension Replay {
                     throw ReplayError("the data file of \(options.url.path) is damaged: LMDB stopped with signal \(signal) while reading its pages (restore from a backup)")
                 }
             }
+            endWithParent()
             let store = try options.openExisting()
             let out = FileHandle.standardOutput
             var buffer: [UInt8] = []

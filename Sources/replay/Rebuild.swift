@@ -76,6 +76,7 @@ extension Replay {
                     throw ReplayError("the data file of \(options.url.path) is damaged: LMDB stopped with signal \(signal) while reading its pages (restore from a backup)")
                 }
             }
+            endWithParent()
             let store = try options.openExisting(readOnly: true)
             let chain = try store.log.verify()
             var faults = chain.faults.map { ["position": $0.position, "kind": "\($0.kind)", "detail": $0.detail] as [String: Any] }
@@ -196,6 +197,12 @@ enum ChildStatus {
 }
 
 /// Runs this executable again with `arguments`, sharing stdin, stdout and stderr.
+///
+/// The child is a worker of this process: SIGINT, SIGTERM and SIGHUP that reach this process
+/// (Foundation starts the child in its own process group, so a terminal's Ctrl-C reaches only
+/// this one) are forwarded to it, and when it ends by one of them this process ends the same way.
+/// The child learns this process's id from `REPLAY_PARENT_PID` and ends when it is gone (see
+/// ``endWithParent()``), so a killed parent leaves no worker holding its output.
 func runSelf(arguments: [String]) throws -> ChildStatus {
     let process = Process()
     let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
@@ -205,12 +212,47 @@ func runSelf(arguments: [String]) throws -> ChildStatus {
     // runtime's crash backtrace (dozens of lines) must not reach the user.
     var environment = ProcessInfo.processInfo.environment
     environment["SWIFT_BACKTRACE"] = "enable=no"
+    environment[parentPIDVariable] = String(getpid())
     process.environment = environment
     try process.run()
+    // Installed after the child started, so it does not inherit the ignored dispositions; a
+    // signal before this point ends this process, and the child follows (endWithParent).
+    let child = process.processIdentifier
+    let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    let sources = forwarded.map { sig in
+        signal(sig, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+        source.setEventHandler { kill(child, sig) }
+        source.resume()
+        return source
+    }
     process.waitUntilExit()
+    for source in sources { source.cancel() }
+    for sig in forwarded { signal(sig, SIG_DFL) }
     switch process.terminationReason {
     case .exit: return .exited(process.terminationStatus)
-    case .uncaughtSignal: return .signalled(process.terminationStatus)
+    case .uncaughtSignal:
+        if forwarded.contains(process.terminationStatus) { raise(process.terminationStatus) }
+        return .signalled(process.terminationStatus)
     @unknown default: return .exited(process.terminationStatus)
     }
+}
+
+/// The environment variable that tells a worker (``runSelf(arguments:)``) its parent's process id.
+private let parentPIDVariable = "REPLAY_PARENT_PID"
+
+/// In a worker started by ``runSelf(arguments:)``: ends this process at once when the parent is
+/// gone (killed, or ended by a signal), so no worker keeps running or holds the parent's output.
+///
+/// A thread checks the parent's id every 100 ms (`getppid` changes when the parent dies); this works
+/// on every platform, whereas Linux's `prctl(PR_SET_PDEATHSIG)` is a variadic C function Swift
+/// cannot call.
+func endWithParent() {
+    guard let text = ProcessInfo.processInfo.environment[parentPIDVariable], let parent = pid_t(text) else { return }
+    if getppid() != parent { _exit(1) }
+    let watcher = Thread {
+        while getppid() == parent { usleep(100_000) }
+        _exit(1)
+    }
+    watcher.start()
 }

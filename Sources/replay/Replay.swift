@@ -29,7 +29,8 @@ struct StoreOptions: ParsableArguments {
         URL(fileURLWithPath: store ?? ProcessInfo.processInfo.environment["READING_STORE"] ?? "reading-store")
     }
 
-    /// Opens an existing store; a missing directory is a failure, not a new store.
+    /// Opens an existing store; a missing directory, or one without a `data.mdb`, is a failure
+    /// ("no store at PATH") that writes nothing, not a new store.
     ///
     /// - Parameter readOnly: open without writing anything (`verify`, `backup`). Otherwise the
     ///   store is opened for writing (views that lag the log are caught up), and a store on
@@ -37,7 +38,8 @@ struct StoreOptions: ParsableArguments {
     ///   commands that only read still work there.
     func openExisting(readOnly: Bool = false) throws -> ReadingStore {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue,
+              FileManager.default.fileExists(atPath: url.appendingPathComponent("data.mdb").path) else {
             throw ReplayError("no store at \(url.path) (create one with `replay demo` or `replay import`)")
         }
         if !readOnly {

@@ -15,7 +15,9 @@ extension Replay {
                 review, the bookshelf as a stack of spines and the home list with D-days; inline SVG and CSS, \
                 no script, nothing fetched. "Today" is --as-of in --zone (default: the time and zone of the \
                 reader's last event in canonical order); --year defaults to the year of today. The file is written whole or \
-                not at all.
+                not at all, \
+                as a regular file readable by its owner only (0600); a FIFO, a device, a symbolic link, a directory \
+                or a store's directory at --out is refused.
                 """)
 
         @OptionGroup var options: StoreOptions
@@ -38,12 +40,7 @@ extension Replay {
         }
 
         func run() throws {
-            let file = URL(fileURLWithPath: out)
-            var isDirectory: ObjCBool = false
-            let directory = file.deletingLastPathComponent()
-            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ReplayError("--out: the directory \(directory.path) does not exist")
-            }
+            try checkOutputFile(out)
             let store = try options.openExisting()
             let reader = ReaderID(uuidString: self.reader)!
             // The reader's last event in canonical order: the same on every store holding the same events.
@@ -62,8 +59,8 @@ extension Replay {
                 throw ReplayError(error.description)
             }
             let html = ReportPage.html(for: data)
-            try Data(html.utf8).write(to: file, options: .atomic)
-            print("wrote \(file.path): report \(data.year) of reader \(reader), \(html.utf8.count) bytes")
+            try writeOutputFile(Data(html.utf8), to: out)
+            print("wrote \(URL(fileURLWithPath: out).path): report \(data.year) of reader \(reader), \(html.utf8.count) bytes")
         }
     }
 }

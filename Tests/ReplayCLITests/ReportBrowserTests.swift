@@ -12,6 +12,17 @@ struct ReportBrowserTests {
     static let chromium: URL? = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
         .map(URL.init(fileURLWithPath:)).first { FileManager.default.isExecutableFile(atPath: $0.path) }
 
+    /// Chromium, or nil after recording an issue (when `CI` is set) or printing why the test is skipped.
+    static func chromiumOrSkip() -> URL? {
+        if let chromium { return chromium }
+        if ProcessInfo.processInfo.environment["CI"] != nil {
+            Issue.record("chromium is not installed; CI must install it (.ci/run installs Debian's chromium)")
+        } else {
+            print("ReportBrowserTests: skipped, no chromium (apt-get install -y chromium fonts-noto-cjk)")
+        }
+        return nil
+    }
+
     /// Runs Chromium headless with `arguments`; returns its exit status, stdout and stderr.
     static func runChromium(_ chromium: URL, _ arguments: [String], in directory: CLITempDirectory) throws -> (Int32, String, String) {
         let out = directory.child("chromium.out"), err = directory.child("chromium.err")
@@ -54,14 +65,7 @@ struct ReportBrowserTests {
     }
 
     @Test func theReportOfADemoReaderRendersInChromiumWithTheViewsNumbers() throws {
-        guard let chromium = Self.chromium else {
-            if ProcessInfo.processInfo.environment["CI"] != nil {
-                Issue.record("chromium is not installed; CI must install it (.ci/run installs Debian's chromium)")
-            } else {
-                print("ReportBrowserTests: skipped, no chromium (apt-get install -y chromium fonts-noto-cjk)")
-            }
-            return
-        }
+        guard let chromium = Self.chromiumOrSkip() else { return }
         let dir = try CLITempDirectory()
         defer { dir.remove() }
         let (store, reader) = try Self.demoReader(in: dir)
@@ -144,6 +148,60 @@ struct ReportBrowserTests {
         #expect(shotStatus == 0, "\(shotLog.suffix(1000))")
         let image = try Data(contentsOf: URL(fileURLWithPath: png))
         #expect(image.starts(with: [0x89, 0x50, 0x4E, 0x47]) && image.count > 20_000)
+    }
+
+    /// The nickname went unescaped into the `og:title` and `twitter:title` attribute values (Plot's
+    /// `.title` writes attributes as given), so `"><img src=x onerror=…>` ran in Chromium. A reader
+    /// whose every text field (nickname, titles, subtitles, authors, publishers, category paths,
+    /// sentences, memos) holds an injection payload now gets a page whose DOM, as Chromium parsed
+    /// it, has no injected element or attribute, and shows the payloads as text.
+    @Test func injectionPayloadsInEveryTextFieldStayText() throws {
+        let dir = try CLITempDirectory()
+        defer { dir.remove() }
+        let (store, reader) = try Self.demoReader(in: dir)
+        // Injected, each of these would serialize with quoted attribute values; as text or inside an
+        // escaped attribute value they cannot (quotes there become &quot;, or stay without the `="`).
+        let short = #""'><b id=pwn>x</b><img src=x onerror=1>"#   // 39 characters: within the nickname limit
+        let long = #"</title></style>"'><b id=pwn>x</b><img src=x onerror=alert(1)><svg onload=alert(1)>&amp;&#34;"#
+        #expect(short.count <= 40)
+        let fields: [String: String] = ["nickname": short, "title": long, "subtitle": long, "authors": long,
+                                        "publisher": long, "categoryPath": long, "text": long]
+        var poisoned = 0
+        var lines: [String] = []
+        for var event in try jsonLines(replayOK(["export", "--store", store, "--reader", reader]).stdout) {
+            if var data = event["data"] as? [String: Any] {
+                for (key, payload) in fields where data[key] is String { data[key] = payload; poisoned += 1 }
+                if var metadata = data["metadata"] as? [String: Any] {
+                    for (key, payload) in fields where metadata[key] is String { metadata[key] = payload; poisoned += 1 }
+                    data["metadata"] = metadata
+                }
+                event["data"] = data
+            }
+            let line = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
+            lines.append(String(decoding: line, as: UTF8.self))
+        }
+        #expect(poisoned > 10)
+        let file = dir.child("poisoned.jsonl")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: file)
+        let poisonedStore = dir.path("poisoned")
+        try replayOK(["import", "--store", poisonedStore, file.path])
+        let page = dir.path("report.html")
+        try replayOK(["report", "--store", poisonedStore, "--reader", reader, "--year", "2025",
+                      "--as-of", "2025-02-05T21:00:00+09:00", "--zone", "Asia/Seoul", "--out", page])
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("og:title"), "the page keeps its sharing title")
+
+        guard let chromium = Self.chromiumOrSkip() else { return }
+        let (status, dom, log) = try Self.runChromium(chromium, ["--dump-dom", "file://\(page)"], in: dir)
+        #expect(status == 0, "chromium exit \(status): \(log.suffix(2000))")
+        for injected in [#"id="pwn""#, #"src="x""#, #"onerror=""#, #"onload=""#, "<svg onload", "<b id"] {
+            #expect(!dom.contains(injected), "the DOM holds an injected \(injected)")
+        }
+        #expect(try Self.matches("(<img)", in: dom).isEmpty && try Self.matches("(<b[ >])", in: dom).isEmpty)
+        #expect(!log.contains("Failed to load resource"), "an injected image was fetched")
+        // The payloads are shown as text: the title and the header hold the nickname.
+        #expect(dom.contains("<title>Reading report 2025 · \"'&gt;&lt;b id=pwn&gt;x&lt;/b&gt;&lt;img src=x onerror=1&gt;</title>"))
+        #expect(dom.contains("&lt;/title&gt;&lt;/style&gt;"))
     }
 
     @Test func badInputIsAClearErrorAndWritesNothing() throws {
