@@ -31,7 +31,7 @@ func writeOutputFile(_ data: Data, to path: String, option: String = "--out") th
     var template = Array((directory + "/.\(file.lastPathComponent).XXXXXX").utf8CString)
     let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     guard fd >= 0 else { throw refuse(reason(errno)) }
-    let temporary = String(cString: template)
+    let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     var done = false
     defer {
         if !done { unlink(temporary) }

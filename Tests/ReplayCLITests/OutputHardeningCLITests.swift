@@ -221,10 +221,15 @@ import Glibc
         return nil
     }
 
-    /// A child process of `pid`, from /proc/PID/task/PID/children.
+    /// A child process of `pid`, from /proc/PID/task/TID/children of each of its threads (the
+    /// child is listed under the thread that spawned it).
     private func childProcess(of pid: pid_t) -> pid_t? {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
-        return text.split(separator: " ").compactMap { pid_t($0) }.first
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for thread in threads {
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/children", encoding: .utf8)) ?? ""
+            if let child = text.split(separator: " ").compactMap({ pid_t($0) }).first { return child }
+        }
+        return nil
     }
 
     /// Whether `pid` is gone (or a zombie) within a bound far above any normal exit.
