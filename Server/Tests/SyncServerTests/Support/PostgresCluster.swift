@@ -2,7 +2,8 @@ import Foundation
 
 /// A throwaway PostgreSQL cluster: `initdb` into a temporary directory, `pg_ctl start` on a free
 /// loopback port with the unix socket in that directory, trust authentication. As root, every
-/// PostgreSQL program runs as the `postgres` user (PostgreSQL refuses root) through `runuser`.
+/// PostgreSQL program runs as the `postgres` user (PostgreSQL refuses root) through `runuser`,
+/// started in the cluster's directory (never the checkout's, which that user may not enter).
 /// Stopped by ``stop()`` or, for the shared cluster, when the test process exits.
 ///
 /// `@unchecked Sendable`: every stored property is a constant set in `init`; the only mutable
