@@ -42,7 +42,7 @@ struct FaultTests {
             return acknowledged
         }
         // Kill the server as soon as the first batch is stored: the following pushes are in flight.
-        while try fixture.storedEventCount() == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("the first pushed batch to be stored") { try fixture.storedEventCount() != 0 }
         fixture.server.kill()
         let acknowledged = await pushing.value
         let storedAtKill = try fixture.storedEventCount()
@@ -85,10 +85,9 @@ struct FaultTests {
             return failures
         }
         // Restart PostgreSQL (fast: connections are cut, open transactions rolled back) mid-sync.
-        while (Int(try cluster.psql("SELECT count(*) FROM events", database: database)) ?? 0) == 0 {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        let storedAtStop = Int(try cluster.psql("SELECT count(*) FROM events", database: database)) ?? 0
+        let count = { try countStoredEvents(in: cluster, database: database) }
+        try await waitUntil("the first pushed batch to be stored") { try count() != 0 }
+        let storedAtStop = try count()
         cluster.stop(mode: "fast")
         try await Task.sleep(for: .milliseconds(500))
         try cluster.start()
@@ -107,7 +106,7 @@ struct FaultTests {
             }
         }
         #expect(pulled == events)
-        #expect(Int(try cluster.psql("SELECT count(*) FROM events", database: database)) == events.count)
+        #expect(try count() == events.count)
         print("PostgreSQL restarted mid-sync: \(failures) push attempts failed and were retried; \(pulled.count) events, none lost or duplicated")
         #expect(server.process.isRunning, "the server survives a database restart")
     }

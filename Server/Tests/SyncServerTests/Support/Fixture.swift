@@ -20,9 +20,19 @@ final class Fixture: @unchecked Sendable {
     var baseURL: String { server.baseURL }
 
     /// Rows in `events` of the whole database (every reader).
-    func storedEventCount() throws -> Int { Int(try cluster.psql("SELECT count(*) FROM events", database: database)) ?? -1 }
+    func storedEventCount() throws -> Int { try countStoredEvents(in: cluster, database: database) }
 
     deinit { server.stop() }
+}
+
+/// Rows in `events` of `database` (every reader); throws, showing psql's output, when that is not
+/// a number.
+func countStoredEvents(in cluster: PostgresCluster, database: String) throws -> Int {
+    let output = try cluster.psql("SELECT count(*) FROM events", database: database)
+    guard let count = Int(output) else {
+        throw CommandError(command: ["psql", "-c", "SELECT count(*) FROM events"], status: 0, output: "not a count: \(output)")
+    }
+    return count
 }
 
 /// A seeded demo history of `readers` readers, each reader's events in recorded order.

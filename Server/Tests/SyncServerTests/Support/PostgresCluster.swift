@@ -2,7 +2,8 @@ import Foundation
 
 /// A throwaway PostgreSQL cluster: `initdb` into a temporary directory, `pg_ctl start` on a free
 /// loopback port with the unix socket in that directory, trust authentication. As root, every
-/// PostgreSQL program runs as the `postgres` user (PostgreSQL refuses root) through `runuser`.
+/// PostgreSQL program runs as the `postgres` user (PostgreSQL refuses root) through `runuser`,
+/// started in the cluster's directory (never the checkout's, which that user may not enter).
 /// Stopped by ``stop()`` or, for the shared cluster, when the test process exits.
 ///
 /// `@unchecked Sendable`: every stored property is a constant set in `init`; the only mutable
@@ -54,6 +55,14 @@ final class PostgresCluster: @unchecked Sendable {
             // The postgres user must reach the directory through its parent (a 0700 mktemp dir).
             try runCommand(["chmod", "o+x", directory.deletingLastPathComponent().path])
             try runCommand(["chown", "-R", "postgres:postgres", directory.path])
+            // Every PostgreSQL program starts in this directory (see `pg`), so the user must enter it.
+            let enter = ["runuser", "-u", "postgres", "--", "test", "-x", directory.path]
+            guard (try? runCommand(enter)) != nil else {
+                throw CommandError(command: enter, status: 1, output: """
+                    the postgres user cannot enter \(directory.path): set SYNC_TEST_TMPDIR to a directory \
+                    whose every parent it can enter (as .ci/server does)
+                    """)
+            }
         }
         try pg("initdb", ["-D", dataDirectory, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
                           "--locale=C"])
@@ -74,14 +83,14 @@ final class PostgresCluster: @unchecked Sendable {
         try start()
     }
 
-    /// Runs a PostgreSQL program (as the postgres user when root).
+    /// Runs a PostgreSQL program (as the postgres user when root) in the cluster's directory, one
+    /// that user can enter wherever the checkout or the test process's working directory is;
+    /// returns its standard output.
     @discardableResult
     func pg(_ tool: String, _ arguments: [String], check: Bool = true) throws -> String {
         let program = binaries.appendingPathComponent(tool).path
-        if asPostgresUser {
-            return try runCommand(["runuser", "-u", "postgres", "--", program] + arguments, check: check)
-        }
-        return try runCommand([program] + arguments, check: check)
+        let command = asPostgresUser ? ["runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
+        return try runCommand(command, in: directory.path, check: check)
     }
 
     func start() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The real `reading-sync-server` executable, spawned on a free port (it prints the port it bound).
 ///
@@ -19,6 +20,8 @@ final class ServerProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
         process.executableURL = executable
+        // Its own directory, not the checkout's (which may sit in a directory others cannot enter).
+        process.currentDirectoryURL = directory
         process.arguments = ["--database-url", databaseURL, "--port", "0", "--log-level", "warning",
                              "--exit-when-stdin-closes"] + arguments
         let output = Pipe()
@@ -51,10 +54,10 @@ final class ServerProcess: @unchecked Sendable {
         }
         _ = found.wait(timeout: .now() + 60)
         guard let port = box.port else {
-            process.terminate()
-            process.waitUntilExit()
+            let waited = process.isRunning ? "no \"listening on\" line on stdout within 60 s" : "exited before its \"listening on\" line"
+            let status = end(process, signal: SIGTERM) ?? -1
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
-            throw CommandError(command: ["reading-sync-server"], status: process.terminationStatus, output: log)
+            throw CommandError(command: ["reading-sync-server"], status: status, output: "\(waited); stderr: \(log)")
         }
         return ServerProcess(process: process, port: port, logFile: logFile, input: input)
     }
@@ -71,20 +74,37 @@ final class ServerProcess: @unchecked Sendable {
 
     /// SIGKILL: the process dies at once, mid-request.
     func kill() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        if end(process, signal: SIGKILL) == nil {
+            Issue.record("the server (pid \(process.processIdentifier)) had not exited 30 s after SIGKILL")
+        }
     }
 
-    /// SIGTERM and wait: graceful shutdown.
+    /// SIGTERM and wait (up to 30 s): graceful shutdown. A server still running then is killed, and
+    /// the test fails saying so.
     func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        if end(process, signal: SIGTERM) == nil {
+            Issue.record("the server (pid \(process.processIdentifier)) had not exited 30 s after SIGTERM; sent SIGKILL")
+            _ = end(process, signal: SIGKILL)
+        }
     }
 
     /// What the server wrote to standard error.
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     deinit { if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) } }
+}
+
+/// Sends `signal` to `process` when it runs and waits up to `timeLimit` for it to exit; returns its
+/// termination status, or nil when it still runs then.
+private func end(_ process: Process, signal: Int32, timeLimit: Duration = .seconds(30)) -> Int32? {
+    if process.isRunning { kill(process.processIdentifier, signal) }
+    let deadline = ContinuousClock.now + timeLimit
+    while process.isRunning {
+        if ContinuousClock.now >= deadline { return nil }
+        usleep(10_000)
+    }
+    process.waitUntilExit()
+    return process.terminationStatus
 }
 
 /// The port found by the reader thread. `@unchecked Sendable`: guarded by a lock.
