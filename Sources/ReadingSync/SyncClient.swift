@@ -95,25 +95,36 @@ public final class SyncClient: Sendable {
     public let reader: ReaderID
     /// Events per push request (the server takes at most 1,000).
     public let pushBatch: Int
+    /// Bytes per push request body (the server's body limit; 4 MiB by default): a page of
+    /// ``pushBatch`` events is sent in as many requests as keep each body within it.
+    public let maxPushBytes: Int
     /// Events per pull page (1 ... 1,000).
     public let pullPage: Int
     /// Attempts per request before a retryable failure is thrown.
     public let maxAttempts: Int
     let session: URLSession
 
+    /// The server's default request body limit: 4 MiB.
+    public static let defaultMaxPushBytes = 4 * 1024 * 1024
+
     /// A client for `store` talking to `server` with `token`.
     ///
-    /// - Throws: ``SyncError`` (status 0, "token") when the token is not `<reader UUID>.<secret>`.
+    /// - Throws: ``SyncError`` (status 0, "token") when the token is not `<reader UUID>.<secret>`;
+    ///   (status 0, "configuration") for a `pushBatch` or `pullPage` outside 1 ... 1000, a
+    ///   `maxPushBytes` below 1024 or `maxAttempts` below 1.
     public init(store: ReadingStore, server: URL, token: String, pushBatch: Int = 500, pullPage: Int = 500,
+                maxPushBytes: Int = SyncClient.defaultMaxPushBytes,
                 maxAttempts: Int = 6, session: URLSession = URLSession(configuration: .ephemeral)) throws {
         guard let dot = token.firstIndex(of: "."), let reader = ReaderID(uuidString: String(token[..<dot])) else {
             throw SyncError(status: 0, code: "token", field: "token", message: "a token is <reader UUID>.<secret>, as registration returns it")
         }
-        guard (1...1_000).contains(pushBatch), (1...1_000).contains(pullPage), maxAttempts >= 1 else {
-            throw SyncError(status: 0, code: "configuration", message: "pushBatch and pullPage are 1 ... 1000, maxAttempts at least 1")
+        guard (1...1_000).contains(pushBatch), (1...1_000).contains(pullPage), maxPushBytes >= 1024, maxAttempts >= 1 else {
+            throw SyncError(status: 0, code: "configuration",
+                            message: "pushBatch and pullPage are 1 ... 1000, maxPushBytes at least 1024, maxAttempts at least 1")
         }
         self.store = store; self.server = server; self.token = token; self.reader = reader
-        self.pushBatch = pushBatch; self.pullPage = pullPage; self.maxAttempts = maxAttempts; self.session = session
+        self.pushBatch = pushBatch; self.pullPage = pullPage; self.maxPushBytes = maxPushBytes
+        self.maxAttempts = maxAttempts; self.session = session
     }
 
     // MARK: Registration
@@ -140,27 +151,97 @@ public final class SyncClient: Sendable {
     }
 
     /// Pushes this reader's events the server has not acknowledged; returns (stored, duplicates).
+    ///
+    /// Pages of ``pushBatch`` events (``ReadingStore/changes(since:after:limit:)`` after the
+    /// acknowledged vector) are sent in requests of at most ``maxPushBytes`` bytes; a 413 answer
+    /// splits a request in two and sends each half. The acknowledged vector moves over every
+    /// event of a page once the page is sent: this reader's events the server now holds, and
+    /// other readers' events (partners'), which this client never pushes, so that a later sync
+    /// reads neither again.
+    ///
+    /// - Throws: ``SyncError`` with code `event_too_large` (status 413) naming the event when one
+    ///   event's request alone is larger than ``maxPushBytes`` or than the server takes.
     public func push() async throws -> (stored: Int, duplicates: Int) {
         var acknowledged = try loadVector("pushed")
-        var stored = 0, duplicates = 0
+        var total = (stored: 0, duplicates: 0)
         var after: EventOrigin?
         while true {
             let page = try store.changes(since: acknowledged, after: after, limit: pushBatch)
             guard let last = page.last else { break }
             let mine = page.filter { $0.reader == reader }
-            if !mine.isEmpty {
-                struct Push: Encodable { struct Item: Encodable { let record: String }; let events: [Item] }
-                let body = Push(events: mine.map { .init(record: Data(BinaryEventCodec.encodeRecord($0)).base64EncodedString()) })
-                let data = try await send("POST", "/v1/events", body: try JSONEncoder().encode(body))
-                struct Result: Decodable { let stored: Int; let duplicates: Int }
-                let result = try Self.decode(Result.self, data)
-                stored += result.stored; duplicates += result.duplicates
-                acknowledged = Self.advance(acknowledged, over: mine)
+            let records = mine.map { (eventID: $0.eventID, record: Data(BinaryEventCodec.encodeRecord($0)).base64EncodedString()) }
+            for request in try Self.requests(records, maxBytes: maxPushBytes) {
+                let result = try await pushSplitting(request)
+                total.stored += result.stored; total.duplicates += result.duplicates
+            }
+            let moved = Self.advance(acknowledged, over: page)
+            if moved != acknowledged {
+                acknowledged = moved
                 try saveVector("pushed", acknowledged)
             }
             after = last.origin
         }
-        return (stored, duplicates)
+        return total
+    }
+
+    /// One push request's events: their IDs and base64 records.
+    typealias PushRecords = [(eventID: EventID, record: String)]
+
+    /// The JSON body of a push request: `{"events":[{"record":"…"},…]}`, written by hand so its
+    /// size is known exactly (base64 needs no escaping).
+    static func pushBody(_ records: PushRecords) -> Data {
+        Data(("{\"events\":[" + records.map { "{\"record\":\"\($0.record)\"}" }.joined(separator: ",") + "]}").utf8)
+    }
+
+    /// The size of ``pushBody(_:)``.
+    static func pushBodySize(_ records: PushRecords) -> Int {
+        13 + records.reduce(0) { $0 + $1.record.utf8.count + 13 } + max(records.count - 1, 0)
+    }
+
+    /// `records` cut, in order, into requests whose bodies keep within `maxBytes`.
+    static func requests(_ records: PushRecords, maxBytes: Int) throws -> [PushRecords] {
+        var result: [PushRecords] = []
+        var current: PushRecords = []
+        var size = 0
+        for item in records {
+            let single = pushBodySize([item])
+            guard single <= maxBytes else {
+                throw tooLarge(item.eventID, "needs a push request of \(single) bytes; the limit is \(maxBytes) bytes")
+            }
+            if !current.isEmpty, size + single - 13 + 1 > maxBytes {
+                result.append(current)
+                current = []
+            }
+            size = current.isEmpty ? single : size + single - 13 + 1
+            current.append(item)
+        }
+        if !current.isEmpty { result.append(current) }
+        return result
+    }
+
+    /// The error for one event that cannot be pushed for its size.
+    static func tooLarge(_ event: EventID, _ why: String) -> SyncError {
+        SyncError(status: 413, code: "event_too_large", field: "event \(event)", message: "event \(event) \(why)")
+    }
+
+    /// Sends one push request; a 413 answer (the body is over the server's limit) splits it in
+    /// two halves, each sent the same way, down to one event.
+    func pushSplitting(_ records: PushRecords) async throws -> (stored: Int, duplicates: Int) {
+        do {
+            let data = try await send("POST", "/v1/events", body: Self.pushBody(records))
+            struct Result: Decodable { let stored: Int; let duplicates: Int }
+            let result = try Self.decode(Result.self, data)
+            return (result.stored, result.duplicates)
+        } catch let error as SyncError where error.status == 413 {
+            guard records.count > 1 else {
+                throw Self.tooLarge(records[0].eventID, "alone makes a push request of \(Self.pushBodySize(records)) bytes, "
+                                    + "which the server refuses as too large (\(error.message))")
+            }
+            let half = records.count / 2
+            let first = try await pushSplitting(Array(records[..<half]))
+            let second = try await pushSplitting(Array(records[half...]))
+            return (first.stored + second.stored, first.duplicates + second.duplicates)
+        }
     }
 
     /// Pulls what this device lacks, page by page, merging each page; returns the merges' total.
@@ -257,7 +338,8 @@ public final class SyncClient: Sendable {
         try store.setTransportState(stateKey(name), Array(vector.description.utf8))
     }
 
-    /// `vector` moved over the sequences just acknowledged, as far as they are contiguous.
+    /// `vector` moved over the sequences of `envelopes` (a page just pushed: events the server
+    /// acknowledged, and other readers' events, which are never pushed), as far as they are contiguous.
     static func advance(_ vector: VersionVector, over envelopes: [EventEnvelope]) -> VersionVector {
         var sent: [ReplicaID: Set<UInt64>] = [:]
         for envelope in envelopes { if let origin = envelope.origin { sent[origin.replica, default: []].insert(origin.sequence) } }

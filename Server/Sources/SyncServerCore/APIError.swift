@@ -2,8 +2,9 @@ import Foundation
 import Hummingbird
 
 /// A refused request: an HTTP status, a stable machine-readable code, the field at fault (when
-/// there is one) and a sentence naming the rule. Rendered as
-/// `{"error": code, "field": field, "message": message}`.
+/// there is one), for a refused record the `ReadingEvents` rule it breaks, and a sentence naming
+/// the rule. Rendered as `{"error": code, "field": field, "rule": rule, "message": message}`
+/// (`rule` only when there is one).
 ///
 /// `Sendable`: a value type of strings and a status.
 public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
@@ -13,14 +14,18 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public let code: String
     /// The request field at fault, e.g. `events[3].record.data.position`.
     public let field: String?
+    /// The rule of `ReadingEvents` the field breaks (`ValidationRule`'s raw value, e.g.
+    /// `outOfRange`), when a record was refused by one.
+    public let rule: String?
     /// A sentence for people.
     public let message: String
 
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, _ code: String, field: String? = nil, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: String, field: String? = nil, rule: String? = nil, _ message: String) {
         self.status = status
         self.code = code
         self.field = field
+        self.rule = rule
         self.message = message
     }
 
@@ -33,13 +38,15 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         public var error: String
         /// ``APIError/field``.
         public var field: String?
+        /// ``APIError/rule``.
+        public var rule: String?
         /// ``APIError/message``.
         public var message: String
     }
 
     /// The response: the status and the JSON body.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder().encode(Body(error: code, field: field, message: message))
+        let data = try JSONEncoder().encode(Body(error: code, field: field, rule: rule, message: message))
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }

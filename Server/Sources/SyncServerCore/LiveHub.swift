@@ -12,6 +12,8 @@ import ServiceLifecycle
 public actor LiveHub {
     private struct Subscriber {
         let reader: UUID
+        /// The subscribed device: its streams end when it is revoked.
+        let device: UUID
         /// Source reader → the groups it shares with this subscriber (nil: everything, own reader).
         var sources: [UUID: Set<String>?]
         let continuation: AsyncStream<String>.Continuation
@@ -23,13 +25,14 @@ public actor LiveHub {
     /// Creates a hub reading partner sources from `store`.
     public init(store: SyncStore) { self.store = store }
 
-    /// Subscribes a device of `reader`; the stream yields server-sent-event frames and ends when
-    /// the server shuts down. Call ``unsubscribe(_:)`` with the returned ID when the client leaves.
-    public func subscribe(reader: UUID) async throws -> (UUID, AsyncStream<String>) {
+    /// Subscribes `device` of `reader`; the stream yields server-sent-event frames and ends when
+    /// the server shuts down or the device is revoked. Call ``unsubscribe(_:)`` with the returned
+    /// ID when the client leaves.
+    public func subscribe(reader: UUID, device: UUID) async throws -> (UUID, AsyncStream<String>) {
         let sources = try await sourceMap(reader)
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        subscribers[id] = Subscriber(reader: reader, sources: sources, continuation: continuation)
+        subscribers[id] = Subscriber(reader: reader, device: device, sources: sources, continuation: continuation)
         continuation.yield("event: ready\ndata: {}\n\n")
         return (id, stream)
     }
@@ -44,7 +47,9 @@ public actor LiveHub {
 
     private func sourceMap(_ reader: UUID) async throws -> [UUID: Set<String>?] {
         var map: [UUID: Set<String>?] = [:]
-        for (source, groups) in try await store.sources(of: reader) { map[source] = groups.map(Set.init) }
+        // `updateValue`, not a subscript assignment: assigning nil (the reader's own entry: every
+        // group) through the subscript would remove the entry instead of storing it.
+        for (source, groups) in try await store.sources(of: reader) { map.updateValue(groups.map(Set.init), forKey: source) }
         return map
     }
 
@@ -62,7 +67,7 @@ public actor LiveHub {
             let readers = Set(parts[1].split(separator: ",").compactMap { UUID(uuidString: String($0)) })
             await partnersChanged(readers)
         case "r":
-            if parts.count > 2, let device = UUID(uuidString: String(parts[2])) { store.tokens.remove(device: device) }
+            if parts.count > 2, let device = UUID(uuidString: String(parts[2])) { revoked(device) }
         default:
             return
         }
@@ -73,6 +78,15 @@ public actor LiveHub {
             guard let entry = subscriber.sources[reader] else { continue }
             if let shared = entry, shared.isDisjoint(with: groups) { continue }
             subscriber.continuation.yield(Self.changed(reader))
+        }
+    }
+
+    /// A device was revoked: it is no longer trusted from the token cache, and its open streams end.
+    private func revoked(_ device: UUID) {
+        store.tokens.remove(device: device)
+        for (id, subscriber) in subscribers where subscriber.device == device {
+            subscribers.removeValue(forKey: id)
+            subscriber.continuation.finish()
         }
     }
 

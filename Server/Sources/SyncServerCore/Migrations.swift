@@ -93,6 +93,17 @@ public enum Migrations {
             )
             """,
         ]),
+        Migration(version: 2, name: "a replica's sequence names one event", statements: [
+            // (reader, replica, sequence) is unique: the push checks it in its statement, and this
+            // index catches a concurrent push. With the partition key first, it can exist on a
+            // partitioned table.
+            """
+            CREATE UNIQUE INDEX events_reader_origin ON events (reader_id, replica, sequence)
+            WHERE replica IS NOT NULL
+            """,
+            // The push's look-up of a (replica, sequence) among the pusher's and its partners' events.
+            "CREATE INDEX events_origin ON events (replica, sequence) WHERE replica IS NOT NULL",
+        ]),
     ]
 
     /// Applies the migrations not yet recorded in `schema_migrations`, each in the same

@@ -135,6 +135,8 @@ public struct SyncRoutes: Sendable {
         }
         var incoming: [SyncStore.IncomingEvent] = []
         incoming.reserveCapacity(body.events.count)
+        struct OriginKey: Hashable { let replica: UUID; let sequence: UInt64 }
+        var origins: [OriginKey: (index: Int, eventID: UUID)] = [:]
         for (index, pushed) in body.events.enumerated() {
             let field = "events[\(index)].record"
             guard let bytes = Data(base64Encoded: pushed.record) else {
@@ -149,6 +151,19 @@ public struct SyncRoutes: Sendable {
             guard envelope.reader.uuid == device.reader else {
                 throw APIError(.forbidden, "forbidden_reader", field: "\(field).reader",
                                "the event belongs to reader \(envelope.reader), not to the token's reader")
+            }
+            // What every receiving device would refuse is refused here, by the same check, so
+            // that no stored record can stop another device's (or a partner's) sync.
+            do { try envelope.validateReplicated() } catch {
+                throw APIError(.badRequest, "invalid_record", field: "\(field).\(error.field)", rule: error.rule.rawValue,
+                               "\(error.detail) [rule: \(error.rule.rawValue)]")
+            }
+            if let origin = envelope.origin {
+                let key = OriginKey(replica: origin.replica.uuid, sequence: origin.sequence)
+                if let earlier = origins.updateValue((index, envelope.eventID.uuid), forKey: key), earlier.eventID != envelope.eventID.uuid {
+                    throw APIError(.conflict, "origin_taken", field: "\(field).origin.sequence", rule: ValidationRule.duplicateID.rawValue,
+                                   "replica \(origin.replica)'s sequence \(origin.sequence) also names events[\(earlier.index)], another event")
+                }
             }
             incoming.append(SyncStore.IncomingEvent(
                 index: index, eventID: envelope.eventID.uuid, replica: envelope.origin?.replica.uuid,
@@ -177,7 +192,7 @@ public struct SyncRoutes: Sendable {
 
     func stream(_ request: Request) async throws -> Response {
         let device = try await authenticate(request)
-        let (id, frames) = try await hub.subscribe(reader: device.reader)
+        let (id, frames) = try await hub.subscribe(reader: device.reader, device: device.device)
         let hub = hub
         return Response(
             status: .ok,
@@ -197,13 +212,22 @@ public struct SyncRoutes: Sendable {
     // MARK: JSON
 
     func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: limits.maxBodyBytes)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        // The body is read to its end even when it is too large (up to 16 times the limit), so
+        // that the client, still sending, reads the 413 and its JSON body rather than a
+        // connection reset.
+        var buffer = ByteBuffer()
+        var received = 0
+        for try await chunk in request.body {
+            received += chunk.readableBytes
+            if received <= limits.maxBodyBytes {
+                buffer.writeImmutableBuffer(chunk)
+            } else if received > 16 * limits.maxBodyBytes {
+                break
+            }
+        }
+        guard received <= limits.maxBodyBytes else {
             throw APIError(.contentTooLarge, "body_too_large", field: "body",
-                           "a request body holds at most \(limits.maxBodyBytes) bytes")
+                           "a request body holds at most \(limits.maxBodyBytes) bytes (got \(received) or more); send fewer events per request")
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import ReadingEvents
 
 /// The server's data, in PostgreSQL: readers, devices, events, partnerships, invites and share
 /// settings. Every method names the reader it acts for, and every query is scoped by it.
@@ -185,6 +186,11 @@ public struct SyncStore: Sendable {
 
     /// Stores the events of `reader` that the server does not hold yet, all in one transaction,
     /// numbering them in the reader's arrival order, and notifies listeners on commit.
+    ///
+    /// Refuses the whole batch (409, nothing stored) when an event ID belongs to another reader,
+    /// or when an event's (replica, sequence) already names another event of `reader` or of one of
+    /// its partners (the readers whose devices would receive both); an event ID already stored is
+    /// a duplicate, skipped.
     public func push(reader: UUID, events: [IncomingEvent]) async throws -> PushResult {
         var seen: Set<UUID> = []
         let unique = events.filter { seen.insert($0.eventID).inserted }
@@ -198,47 +204,75 @@ public struct SyncStore: Sendable {
         // the same events that committed after this statement's snapshot. The notice is sent at
         // commit, to every server process that listens.
         let replicas = unique.map { $0.replica?.lowercased ?? "" }
-        let rows = try await client.query("""
-            WITH locked AS (
-                SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
-            ), incoming AS (
-                SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
-                                     \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
-                                     \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
-                                     \(unique.map(\.record))::bytea[]) WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, n)
-            ), known AS (
-                SELECT event_id, reader_id FROM events WHERE event_id = ANY(\(ids)::uuid[])
-            ), foreign_id AS (
-                SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
-            ), fresh AS (
-                SELECT i.*, row_number() OVER (ORDER BY i.n) AS k FROM incoming i
-                WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e) AND NOT EXISTS (SELECT 1 FROM foreign_id)
-            ), inserted AS (
-                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
-                SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b FROM fresh
-                ON CONFLICT (reader_id, event_id) DO NOTHING
-                RETURNING arrival, share_group
-            ), bumped AS (
-                UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
-                WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
-                RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
-                    || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
-            )
-            SELECT (SELECT count(*) FROM inserted)::bigint,
-                   coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
-                            (SELECT last_arrival FROM locked), 0)::bigint,
-                   (SELECT event_id FROM foreign_id)
-            """, logger: logger)
-        var result = PushResult(stored: 0, duplicates: events.count, lastArrival: 0)
-        for try await (stored, last, foreign) in rows.decode((Int64, Int64, UUID?).self) {
-            if let foreign {
-                let index = unique.first { $0.eventID == foreign }?.index ?? 0
-                throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
-                               "event ID \(foreign.lowercased) belongs to another reader")
+        do {
+            let rows = try await client.query("""
+                WITH locked AS (
+                    SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
+                ), incoming AS (
+                    SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
+                                         \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
+                                         \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
+                                         \(unique.map(\.record))::bytea[]) WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, n)
+                ), known AS (
+                    SELECT event_id, reader_id FROM events WHERE event_id = ANY(\(ids)::uuid[])
+                ), foreign_id AS (
+                    SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
+                ), receivers AS (
+                    SELECT \(reader)::uuid AS reader_id
+                    UNION ALL SELECT partner_id FROM partnerships WHERE reader_id = \(reader)
+                ), origin_taken AS (
+                    SELECT i.e FROM incoming i JOIN events x ON x.replica = nullif(i.r, '')::uuid AND x.sequence = i.s
+                    WHERE x.event_id <> i.e AND x.reader_id IN (SELECT reader_id FROM receivers)
+                      AND NOT EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e)
+                    ORDER BY i.n LIMIT 1
+                ), fresh AS (
+                    SELECT i.*, row_number() OVER (ORDER BY i.n) AS k FROM incoming i
+                    WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e) AND NOT EXISTS (SELECT 1 FROM foreign_id)
+                      AND NOT EXISTS (SELECT 1 FROM origin_taken)
+                ), inserted AS (
+                    INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
+                    SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b FROM fresh
+                    ON CONFLICT (reader_id, event_id) DO NOTHING
+                    RETURNING arrival, share_group
+                ), bumped AS (
+                    UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
+                    WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
+                    RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
+                        || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
+                )
+                SELECT (SELECT count(*) FROM inserted)::bigint,
+                       coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
+                                (SELECT last_arrival FROM locked), 0)::bigint,
+                       (SELECT event_id FROM foreign_id),
+                       (SELECT e FROM origin_taken)
+                """, logger: logger)
+            var result = PushResult(stored: 0, duplicates: events.count, lastArrival: 0)
+            for try await (stored, last, foreign, taken) in rows.decode((Int64, Int64, UUID?, UUID?).self) {
+                if let foreign {
+                    let index = unique.first { $0.eventID == foreign }?.index ?? 0
+                    throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
+                                   "event ID \(foreign.lowercased) belongs to another reader")
+                }
+                if let taken, let event = unique.first(where: { $0.eventID == taken }) {
+                    throw Self.originTaken(event)
+                }
+                result = PushResult(stored: Int(stored), duplicates: events.count - Int(stored), lastArrival: last)
             }
-            result = PushResult(stored: Int(stored), duplicates: events.count - Int(stored), lastArrival: last)
+            return result
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            // A concurrent push of the same reader committed the same (replica, sequence) for
+            // another event after this statement's snapshot: the unique index refused it.
+            throw APIError(.conflict, "origin_taken", field: "events", rule: ValidationRule.duplicateID.rawValue,
+                           "a replica's sequence number in this batch already names another event of this reader")
         }
-        return result
+    }
+
+    /// The refusal of an event whose (replica, sequence) already names another event of the
+    /// pusher or of a reader the pusher shares with (a copied store's, or a partner's record).
+    static func originTaken(_ event: IncomingEvent) -> APIError {
+        APIError(.conflict, "origin_taken", field: "events[\(event.index)].record.origin.sequence",
+                 rule: ValidationRule.duplicateID.rawValue,
+                 "replica \(event.replica?.lowercased ?? "-")'s sequence \(event.sequence) already names another event of this reader or of a partner; a replica numbers each of its events once")
     }
 
     /// One pulled event.
@@ -283,34 +317,48 @@ public struct SyncStore: Sendable {
     }
 
     /// What `reader`'s device lacks after `cursor`: its own events and what partners share, up to `limit`.
+    ///
+    /// A partner's position in the cursor remembers the groups it was computed with. When the
+    /// partner now shares a group it did not then, that partner is pulled again from its first
+    /// arrival, skipping what the device already received (events up to the old position in
+    /// groups shared both before and now), so the newly shared group's earlier events arrive
+    /// once. A group no longer shared is simply not pulled any more.
     public func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
-        // One statement: the sources (the reader, then its partners with the groups each shares),
-        // and for each at most `limit` events after its cursor position; the first `limit` rows
-        // in (own first, partners by ID, arrival) order make the page.
-        let positions = cursor.positions.sorted { $0.key.uuidString < $1.key.uuidString }
-        let defaults = ShareSettings().groups.map(\.rawValue)
+        var cursor = cursor
+        var scans: [(reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)] = []
+        for (source, groups) in try await sources(of: reader) {
+            let after = cursor.positions[source] ?? 0
+            guard let groups else {
+                scans.append((source, after, "*", 0, ""))
+                continue
+            }
+            let share = cursor.rescoped(source, to: Set(groups))
+            scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
+                          share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
+        }
+        // One statement: for each source (the reader, then each partner still paired, with the
+        // groups read above), at most `limit` events after its position, in its groups, minus what
+        // a restarted partner already delivered; the first `limit` rows in (own first, partners by
+        // ID, arrival) order make the page.
         let rows = try await client.query("""
-            WITH after AS (
-                SELECT * FROM unnest(\(positions.map(\.key))::uuid[], \(positions.map(\.value))::bigint[]) AS c(reader_id, arrival)
-            ), sources AS (
-                SELECT \(reader)::uuid AS reader_id, NULL::text[] AS groups, 0 AS rank
-                UNION ALL
-                SELECT p.partner_id, coalesce(s.groups, \(defaults)::text[]), 1
-                FROM partnerships p LEFT JOIN share_settings s ON s.reader_id = p.partner_id
-                WHERE p.reader_id = \(reader)
+            WITH src AS (
+                SELECT * FROM unnest(\(scans.map(\.reader))::uuid[], \(scans.map(\.after))::bigint[], \(scans.map(\.groups))::text[],
+                                     \(scans.map(\.skipThrough))::bigint[], \(scans.map(\.skipGroups))::text[])
+                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
+                WHERE s.reader_id = \(reader)
+                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = \(reader) AND p.partner_id = s.reader_id)
             )
             SELECT src.reader_id, e.arrival, e.event_id, e.record
-            FROM sources src CROSS JOIN LATERAL (
+            FROM src CROSS JOIN LATERAL (
                 SELECT arrival, event_id, record FROM events e
-                WHERE e.reader_id = src.reader_id
-                  AND e.arrival > coalesce((SELECT arrival FROM after WHERE after.reader_id = src.reader_id), 0)
-                  AND (src.groups IS NULL OR e.share_group = ANY(src.groups))
+                WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
+                  AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
+                  AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
                 ORDER BY e.arrival LIMIT \(limit + 1)
             ) e
-            ORDER BY src.rank, src.reader_id, e.arrival
+            ORDER BY src.reader_id <> \(reader), src.reader_id, e.arrival
             LIMIT \(limit + 1)
             """, logger: logger)
-        var cursor = cursor
         var events: [PulledEvent] = []
         var more = false
         for try await (source, arrival, id, record) in rows.decode((UUID, Int64, UUID, ByteBuffer).self) {
@@ -484,32 +532,93 @@ public final class TokenCache: @unchecked Sendable {
 /// counter would either serialize every push of every reader or let a slow transaction commit
 /// behind a cursor that already passed its number (a lost event).
 ///
+/// For a partner, the position also keeps the share groups it was computed with (``Share``), so
+/// that a group the partner turns on later is pulled from the start (``rescoped(_:to:)``).
+///
 /// `Sendable`: a value type.
 public struct PullCursor: Sendable, Hashable {
     /// The last arrival seen, by reader.
     public var positions: [UUID: Int64]
+    /// For each partner, the groups its position covers and what a restart already delivered.
+    public var shares: [UUID: Share]
+
+    /// The share groups a partner's position was computed with.
+    ///
+    /// `Sendable`: a value type.
+    public struct Share: Sendable, Hashable {
+        /// The groups pulled up to the position.
+        public var groups: Set<String>
+        /// After a restart: the events up to this arrival in ``skipGroups`` were delivered before
+        /// it (0: no restart under way).
+        public var skipThrough: Int64
+        /// See ``skipThrough``.
+        public var skipGroups: Set<String>
+    }
 
     /// A cursor from the given positions (empty: from the beginning).
-    public init(positions: [UUID: Int64] = [:]) { self.positions = positions }
+    public init(positions: [UUID: Int64] = [:], shares: [UUID: Share] = [:]) {
+        self.positions = positions
+        self.shares = shares
+    }
+
+    /// The share of `partner`'s position for the groups it shares now, `current`: a group not in
+    /// the position's groups restarts the partner at arrival 0, skipping the events the device
+    /// received (up to the old position, in groups shared then and now); groups no longer shared
+    /// are dropped. A position without groups (a cursor of an older server) counts as computed
+    /// with `current`.
+    mutating func rescoped(_ partner: UUID, to current: Set<String>) -> Share {
+        let after = positions[partner] ?? 0
+        var share = shares[partner] ?? Share(groups: current, skipThrough: 0, skipGroups: [])
+        if after >= share.skipThrough { share.skipThrough = 0; share.skipGroups = [] }
+        if after > 0, !current.isSubset(of: share.groups) {
+            // Delivered so far: up to `after` in the position's groups and, during an earlier
+            // restart, up to its skip arrival in its skip groups (a subset of the position's).
+            if share.skipThrough == 0 {
+                share.skipThrough = after
+                share.skipGroups = share.groups
+            }
+            positions[partner] = 0
+        }
+        share.groups = current
+        share.skipGroups.formIntersection(current)
+        if share.skipGroups.isEmpty { share.skipThrough = 0 }
+        shares[partner] = share
+        return share
+    }
 
     /// Parses a cursor; nil when it is not one this server wrote.
     public init?(encoded: String) {
         if encoded.isEmpty { self.init(); return }
         guard let bytes = Tokens.decodeBase64url(encoded), let text = String(bytes: bytes, encoding: .utf8) else { return nil }
         var positions: [UUID: Int64] = [:]
-        for part in text.split(separator: ",") {
-            let pair = part.split(separator: ":")
-            guard pair.count == 2, let reader = UUID(uuidString: String(pair[0])), let arrival = Int64(pair[1]),
-                  arrival >= 0 else { return nil }
-            positions[reader] = arrival
+        var shares: [UUID: Share] = [:]
+        func groups(_ text: Substring) -> Set<String>? {
+            let names = text.split(separator: ".").map(String.init)
+            return names.allSatisfy { ShareGroup(rawValue: $0) != nil } ? Set(names) : nil
         }
-        self.init(positions: positions)
+        for part in text.split(separator: ",") {
+            let fields = part.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count == 2 || fields.count == 5, let reader = UUID(uuidString: String(fields[0])),
+                  let arrival = Int64(fields[1]), arrival >= 0 else { return nil }
+            positions[reader] = arrival
+            if fields.count == 5 {
+                guard let shared = groups(fields[2]), let skip = Int64(fields[3]), skip >= 0, let skipped = groups(fields[4]) else { return nil }
+                shares[reader] = Share(groups: shared, skipThrough: skip, skipGroups: skipped)
+            }
+        }
+        self.init(positions: positions, shares: shares)
     }
 
-    /// The opaque form.
+    /// The opaque form: `reader:arrival` for the device's own reader, and
+    /// `reader:arrival:groups:skipThrough:skipGroups` (groups joined by `.`) for a partner.
     public var encoded: String {
-        let text = positions.sorted { $0.key.uuidString < $1.key.uuidString }
-            .map { "\($0.key.uuidString.lowercased()):\($0.value)" }.joined(separator: ",")
+        let text = positions.sorted { $0.key.uuidString < $1.key.uuidString }.map { reader, arrival in
+            var entry = "\(reader.uuidString.lowercased()):\(arrival)"
+            if let share = shares[reader] {
+                entry += ":\(share.groups.sorted().joined(separator: ".")):\(share.skipThrough):\(share.skipGroups.sorted().joined(separator: "."))"
+            }
+            return entry
+        }.joined(separator: ",")
         return Tokens.base64url(Array(text.utf8))
     }
 }

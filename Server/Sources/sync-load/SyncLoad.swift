@@ -73,14 +73,20 @@ struct SyncLoad: AsyncParsableCommand {
                     var result = DeviceResult()
                     var cursor = ""
                     var position = index * 7
+                    // Each device is one replica: its events carry an origin, as every receiver requires.
+                    let replica = ReplicaID(UUID())
+                    var sequence: UInt64 = 0
                     while ContinuousClock.now < deadline {
                         var records: [String] = []
                         for _ in 0..<batch {
                             let template = templates[position % templates.count]
                             position += 1
+                            sequence += 1
                             let envelope = EventEnvelope(eventID: EventID(), reader: ReaderID(reader),
                                                          occurredAt: template.occurredAt, timeZone: template.timeZone,
-                                                         recordedAt: template.recordedAt, event: template.event)
+                                                         recordedAt: template.recordedAt, event: template.event,
+                                                         origin: EventOrigin(stamp: UInt64(clamping: template.recordedAt.microseconds),
+                                                                             replica: replica, sequence: sequence))
                             records.append(Data(BinaryEventCodec.encodeRecord(envelope)).base64EncodedString())
                         }
                         let body = Data(("{\"events\":[" + records.map { "{\"record\":\"\($0)\"}" }.joined(separator: ",") + "]}").utf8)

@@ -15,7 +15,7 @@ struct ConvergenceTests {
         let server = try #require(URL(string: fixture.baseURL))
         let root = try makeTemporaryDirectory("stores")
         defer { try? FileManager.default.removeItem(at: root) }
-        let histories = demoHistories(readers: 2, days: 45, seed: seed)
+        let histories = demoHistories(readers: 2, days: 45, seed: seed, stamped: false)
         let (alice, bob) = (ReaderID(histories[0].reader), ReaderID(histories[1].reader))
         let phoneA = try ReadingStore.open(at: root.appendingPathComponent("phoneA"))
         let tabletA = try ReadingStore.open(at: root.appendingPathComponent("tabletA"))

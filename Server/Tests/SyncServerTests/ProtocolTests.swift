@@ -149,6 +149,8 @@ struct ProtocolTests {
         let padding = String(repeating: "A", count: 4 * 1024 * 1024 + 16)
         let tooBig = try await phone.send(.POST, "/v1/events", json: ["events": [["record": padding]]])
         #expect(tooBig.status == 413)
+        #expect(tooBig.error == "body_too_large", "the 413 carries the JSON error body: \(tooBig.text)")
+        #expect(tooBig.field == "body")
         #expect(try fixture.storedEventCount() == 0)
         // Exactly at the limit is fine.
         let atLimit = try await phone.push(Array(history.events.prefix(1000)))

@@ -35,8 +35,10 @@ func countStoredEvents(in cluster: PostgresCluster, database: String) throws -> 
     return count
 }
 
-/// A seeded demo history of `readers` readers, each reader's events in recorded order.
-func demoHistories(readers: Int, days: Int, seed: UInt64) -> [(reader: UUID, events: [EventEnvelope])] {
+/// A seeded demo history of `readers` readers, each reader's events in recorded order; `stamped`:
+/// each event carries the origin one replica of its reader gave it (see ``stamped(_:seed:)``), as
+/// the server requires of a pushed record; without, for a store to stamp them.
+func demoHistories(readers: Int, days: Int, seed: UInt64, stamped stamp: Bool = true) -> [(reader: UUID, events: [EventEnvelope])] {
     let all = DemoHistory.generate(DemoHistory.Options(readers: readers, days: days, seed: seed))
     var order: [UUID] = []
     var byReader: [UUID: [EventEnvelope]] = [:]
@@ -44,7 +46,29 @@ func demoHistories(readers: Int, days: Int, seed: UInt64) -> [(reader: UUID, eve
         if byReader[envelope.reader.uuid] == nil { order.append(envelope.reader.uuid) }
         byReader[envelope.reader.uuid, default: []].append(envelope)
     }
-    return order.map { ($0, byReader[$0]!) }
+    return order.map { ($0, stamp ? stamped(byReader[$0]!, seed: seed) : byReader[$0]!) }
+}
+
+/// `events` (of one reader) as one replica made them: a replica ID seeded by `seed` and the
+/// reader, sequences 1, 2, 3, ... in the given order, increasing stamps.
+func stamped(_ events: [EventEnvelope], seed: UInt64) -> [EventEnvelope] {
+    guard let reader = events.first?.reader.uuid else { return events }
+    let readerBits = withUnsafeBytes(of: reader.uuid) { $0.load(as: UInt64.self) }
+    var generator = SeededGenerator(seed: seed ^ readerBits)
+    let replica = ReplicaID(seededUUID(&generator))
+    return events.enumerated().map { index, envelope in
+        var copy = envelope
+        copy.origin = EventOrigin(stamp: 1_750_000_000_000_000 + UInt64(index) * 1_000, replica: replica, sequence: UInt64(index + 1))
+        return copy
+    }
+}
+
+/// A version-4 UUID from a seeded generator.
+func seededUUID(_ generator: inout SeededGenerator) -> UUID {
+    let a = generator.next(), b = generator.next()
+    let bytes = withUnsafeBytes(of: (a, b)) { Array($0) }
+    return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], 0x40 | (bytes[6] & 0x0f), bytes[7],
+                       0x80 | (bytes[8] & 0x3f), bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
 }
 
 /// The tags a partner sees with the default share settings: everything but memos, goals,
@@ -59,17 +83,13 @@ let needsPostgres = Testing.ConditionTrait.enabled(
     "PostgreSQL binaries not found (/usr/lib/postgresql/*/bin/initdb or $PG_BIN): apt-get install postgresql")
 
 /// `count` events of `reader`, made from a demo history's events (their payloads, instants and
-/// zones) with seeded event IDs: as many as a test needs, all valid.
+/// zones) with seeded event IDs and origins (``stamped(_:seed:)``): as many as a test needs, all valid.
 func syntheticHistory(reader: UUID, count: Int, seed: UInt64) -> [EventEnvelope] {
     let templates = DemoHistory.generate(DemoHistory.Options(readers: 2, days: 90, seed: seed))
     var generator = SeededGenerator(seed: seed)
-    return (0..<count).map { index in
+    return stamped((0..<count).map { index in
         let template = templates[index % templates.count]
-        let a = generator.next(), b = generator.next()
-        let bytes = withUnsafeBytes(of: (a, b)) { Array($0) }
-        let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], 0x40 | (bytes[6] & 0x0f), bytes[7],
-                               0x80 | (bytes[8] & 0x3f), bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
-        return EventEnvelope(eventID: EventID(uuid), reader: ReaderID(reader), occurredAt: template.occurredAt,
+        return EventEnvelope(eventID: EventID(seededUUID(&generator)), reader: ReaderID(reader), occurredAt: template.occurredAt,
                              timeZone: template.timeZone, recordedAt: template.recordedAt, event: template.event)
-    }
+    }, seed: seed)
 }
