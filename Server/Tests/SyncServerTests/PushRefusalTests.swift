@@ -93,6 +93,29 @@ struct PushRefusalTests {
         #expect(try fixture.storedEventCount() == 12)
     }
 
+    /// Two devices of one reader push, at the same time, different events under the same
+    /// (replica, sequence) (a copied store and its original): one is stored, the other is 409,
+    /// never a 5xx, whichever commits first.
+    @Test func concurrentPushesOfOneSequenceStoreOneAndRefuseTheOther() async throws {
+        let fixture = try Fixture()
+        let reader = UUID()
+        let events = syntheticHistory(reader: reader, count: 60, seed: 54)
+        let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: reader)
+        let tablet = try await phone.registerAnother()
+        var byIndex = 0
+        for pair in 0..<30 {
+            var copy = events[30 + pair]
+            copy.origin = events[pair].origin
+            async let first = phone.push([events[pair]])
+            async let second = tablet.push([copy])
+            let replies = try await [first, second]
+            #expect(replies.map(\.status).sorted() == [200, 409], "pair \(pair): \(replies.map(\.text))")
+            if replies.contains(where: { $0.status == 409 && $0.field == "events" }) { byIndex += 1 }
+        }
+        #expect(try fixture.storedEventCount() == 30)
+        print("concurrent pushes of one (replica, sequence): 30 pairs, \(byIndex) refused by the unique index (the race), the rest by the push's look-up")
+    }
+
     /// Bob copies a record Alice shares with him (its replica and sequence) into an event of his
     /// own, and pushes records without a valid origin: each is refused, and neither reader's
     /// sync stops (before, the server stored them and every pull of Alice's failed at that page).
