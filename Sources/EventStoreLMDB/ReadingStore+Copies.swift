@@ -85,13 +85,13 @@ extension ReadingStore {
         try txn.get(sync.placement, position)?.origin ?? own
     }
 
-    /// Records `copy` (an envelope carrying an origin) as an alias of the held event at `record`:
-    /// the origins index names the record under the copy's origin, and when the copy's origin sorts
-    /// before the event's canonical one it becomes the canonical copy. Returns whether the
-    /// canonical copy changed (the reader's views must then be refolded).
+    /// Records `copy` (an envelope carrying an origin) as an alias of the held event at `record`
+    /// (its `recordedAt`; the origins index entry, the clock and the head are written by
+    /// ``noteOrigins(_:_:)`` like any copy held), and when the copy's origin sorts before the
+    /// event's canonical one it becomes the canonical copy. Returns whether the canonical copy
+    /// changed (the reader's views must then be refolded).
     func noteAlias(_ copy: EventEnvelope, of record: RecordedEvent, own: EventOrigin, _ txn: WriteTransaction) throws -> Bool {
         guard let origin = copy.origin else { return false }
-        try txn.put(sync.origins, (origin.replica, origin.sequence), (record.position, origin.stamp))
         try txn.put(sync.aliases, (origin.replica, origin.sequence), (record.position, copy.recordedAt))
         guard origin < (try canonicalOrigin(at: record.position, own: own, txn)) else { return false }
         try txn.put(sync.placement, record.position, (origin, copy.recordedAt))

@@ -260,14 +260,14 @@ extension ReadingStore {
         var quarantined: [(envelope: EventEnvelope, reason: String, holdsSlot: Bool)] = []
         for index in order {
             let envelope = envelopes[index]
-            // `holdsSlot`: the refusal is not about the origin's replica or sequence, so no other
-            // event can come under that origin (the quarantine keeps it in the origin's place).
-            func refuse(_ field: String, _ rule: ValidationRule, _ detail: String, holdsSlot: Bool = true) throws {
+            func refuse(_ field: String, _ rule: ValidationRule, _ detail: String) throws {
                 switch mode {
                 case .refuse:
                     throw MergeRejection(index: index, eventID: envelope.eventID, field: field, rule: rule, detail: detail)
                 case .quarantine:
-                    quarantined.append((envelope, "\(field): \(detail) [rule: \(rule.rawValue)]", holdsSlot && !field.hasPrefix("origin")))
+                    // A refusal that is not about the origin itself leaves the origin's slot to this
+                    // event alone: the quarantine keeps it in that place (see keepInQuarantine).
+                    quarantined.append((envelope, "\(field): \(detail) [rule: \(rule.rawValue)]", !field.hasPrefix("origin")))
                 }
             }
             var pageCount: Int?
