@@ -189,6 +189,7 @@ extension ReadingStore {
         }
         var pageCounts = mode == .refuse ? PageCounts(views: try activeViews(txn)) : nil
         var firstIndex: [EventID: Int] = [:]
+        var heldPosition: [EventID: UInt64] = [:]
         var claimed: [EventOrigin: Int] = [:]
         for index in order {
             let envelope = envelopes[index]
@@ -214,11 +215,16 @@ extension ReadingStore {
                 }
                 if envelopes[earlier].origin != origin, claimed[key] == nil {
                     if let named = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
-                        try refuse("origin.sequence", .duplicateID,
-                                   "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
+                        // A copy this store already holds (the record's own origin, or an alias)
+                        // is held; only a slot naming another event refuses it.
+                        guard named.position == heldPosition[envelope.eventID] else {
+                            try refuse("origin.sequence", .duplicateID,
+                                       "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
+                        }
+                    } else {
+                        claimed[key] = index
+                        checked.copies.append(envelope)
                     }
-                    claimed[key] = index
-                    checked.copies.append(envelope)
                 }
                 checked.alreadyHeld += 1
                 continue
@@ -226,6 +232,7 @@ extension ReadingStore {
             firstIndex[envelope.eventID] = index
             let named = try txn.get(sync.origins, (origin.replica, origin.sequence))
             if let record = try log.event(withID: envelope.eventID.uuid, in: txn) {
+                heldPosition[envelope.eventID] = record.position
                 let held = try Self.envelope(of: record)
                 guard held.recordsSameFact(as: envelope) else {
                     try refuse("eventID", .inconsistent, "the event ID is already held at position \(record.position) with another fact"); continue

@@ -158,7 +158,14 @@ import TestSupport
                     // One delivery between two devices, in a random direction.
                     let other = devices[pick(devices.count)]
                     guard other !== device else { continue }
-                    try Devices.deliver(from: device, to: other)
+                    if pick(4) == 0 {
+                        // A resend of everything (a lost acknowledgement, a server page holding
+                        // copies the receiver has): all of it is held, nothing quarantined.
+                        let result = try other.store.merge(try device.store.changes(since: VersionVector(), limit: .max))
+                        #expect(result.quarantined == 0, "seed \(seed): a resend quarantined \(result.quarantined)")
+                    } else {
+                        try Devices.deliver(from: device, to: other)
+                    }
                     syncs += 1
                 }
             }

@@ -127,6 +127,27 @@ import TestSupport
         }
     }
 
+    /// A page holding two copies of an event the store holds under both origins (its record and an
+    /// alias: what a server's page or a peer's changes carry once two devices imported the same
+    /// rows) is held, not quarantined. Found by the server's randomized convergence test: the
+    /// second copy was refused as "sequence already names another event" although it named this one.
+    @Test func aBatchRepeatingHeldCopiesOfAnEventIsHeld() throws {
+        try withTempDirectory { dir in
+            let d = try Devices(dir)
+            #expect(try d.a.importHistory(try Self.export(d, importedAt: "2025-03-10T09:00:00+09:00")).added == 3)
+            #expect(try d.b.importHistory(try Self.export(d, importedAt: "2025-03-10T11:00:00+09:00")).added == 3)
+            try d.sync()
+            let copies = try d.a.changes(since: VersionVector(), limit: .max) + d.b.changes(since: VersionVector(), limit: .max)
+            #expect(copies.count == 12 && Set(copies.map(\.eventID)).count == 3)
+            for store in [d.a, d.b] {
+                let result = try store.merge(copies)
+                #expect(result.quarantined == 0 && result.appended == 0 && result.alreadyHeld == 12, "\(result)")
+                #expect(try store.quarantine().isEmpty)
+            }
+            try Devices.expectConverged([d.a, d.b])
+        }
+    }
+
     /// Quarantined events can be listed and retried; a retry that still refuses keeps them.
     @Test func theQuarantineIsListedAndRetried() throws {
         try withTempDirectory { dir in
