@@ -137,6 +137,7 @@ public struct SyncRoutes: Sendable {
         incoming.reserveCapacity(body.events.count)
         struct OriginKey: Hashable { let replica: UUID; let sequence: UInt64 }
         var origins: [OriginKey: (index: Int, eventID: UUID)] = [:]
+        var facts: [UUID: ByteBuffer] = [:]
         for (index, pushed) in body.events.enumerated() {
             let field = "events[\(index)].record"
             guard let bytes = Data(base64Encoded: pushed.record) else {
@@ -165,11 +166,16 @@ public struct SyncRoutes: Sendable {
                                    "replica \(origin.replica)'s sequence \(origin.sequence) also names events[\(earlier.index)], another event")
                 }
             }
-            incoming.append(SyncStore.IncomingEvent(
+            let event = SyncStore.IncomingEvent(
                 index: index, eventID: envelope.eventID.uuid, replica: envelope.origin?.replica.uuid,
                 sequence: Int64(clamping: envelope.origin?.sequence ?? 0), stamp: Int64(clamping: envelope.origin?.stamp ?? 0),
                 occurredAt: envelope.occurredAt.date, type: envelope.type.tag, group: ShareGroup.of(envelope.event),
-                record: ByteBuffer(bytes: bytes)))
+                record: ByteBuffer(bytes: bytes), fact: ByteBuffer(bytes: factDigest(of: envelope)))
+            // Copies of one event in one batch (its own and an alias) carry one fact.
+            if let earlier = facts.updateValue(event.fact, forKey: event.eventID), earlier != event.fact {
+                throw SyncStore.otherFact(event)
+            }
+            incoming.append(event)
         }
         return try json(try await store.push(reader: device.reader, events: incoming))
     }
