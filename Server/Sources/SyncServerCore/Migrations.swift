@@ -22,6 +22,9 @@ public enum Migrations {
         public let name: String
         /// The SQL statements, run in order.
         public let statements: [String]
+        /// A query run after the statements that answers one count, and the words logged (as a
+        /// warning, `migration N: <count> <words>`) when the count is not 0.
+        public var report: (query: String, words: String)? = nil
     }
 
     /// All migrations, oldest first. Never edit a released one; append a new version.
@@ -96,6 +99,27 @@ public enum Migrations {
             """,
         ]),
         Migration(version: 2, name: "a replica's sequence names one event", statements: [
+            // A database written before this migration may repeat a (reader, replica, sequence)
+            // (a copied store's events): the earliest row of each is kept, the others are moved
+            // to `refused_events` with the reason, so that the unique index can be built.
+            """
+            CREATE TABLE refused_events (LIKE events INCLUDING DEFAULTS,
+                                         refused_at timestamptz NOT NULL DEFAULT now(), reason text NOT NULL)
+            """,
+            """
+            WITH repeated AS (
+                SELECT reader_id, arrival FROM (
+                    SELECT reader_id, arrival,
+                           row_number() OVER (PARTITION BY reader_id, replica, sequence ORDER BY arrival) AS n
+                    FROM events WHERE replica IS NOT NULL) numbered
+                WHERE n > 1
+            ), moved AS (
+                DELETE FROM events e USING repeated r WHERE e.reader_id = r.reader_id AND e.arrival = r.arrival
+                RETURNING e.*
+            )
+            INSERT INTO refused_events
+            SELECT moved.*, now(), 'its replica and sequence already name an earlier event of the reader (migration 2)' FROM moved
+            """,
             // (reader, replica, sequence) is unique: the push checks it in its statement, and this
             // index catches a concurrent push. With the partition key first, it can exist on a
             // partitioned table.
@@ -105,7 +129,8 @@ public enum Migrations {
             """,
             // The push's look-up of a (replica, sequence) among the pusher's and its partners' events.
             "CREATE INDEX events_origin ON events (replica, sequence) WHERE replica IS NOT NULL",
-        ]),
+        ], report: ("SELECT count(*) FROM refused_events",
+                    "events aside into refused_events (their replica and sequence repeat an earlier event of the reader)")),
         Migration(version: 3, name: "aliases: another replica's copy of an event is a row of its own", statements: [
             // An alias row is another replica's copy of an event the reader already holds (the same
             // event ID and the same fact, another origin: the same export imported on two devices).
@@ -150,6 +175,12 @@ public enum Migrations {
                     "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
                     logger: logger)
                 logger.info("applied migration \(migration.version): \(migration.name)")
+                if let (query, words) = migration.report {
+                    for try await count in try await connection.query(PostgresQuery(unsafeSQL: query), logger: logger).decode(Int64.self)
+                    where count > 0 {
+                        logger.warning("migration \(migration.version): moved \(count) \(words)")
+                    }
+                }
                 now.append(migration.version)
             }
             return now
