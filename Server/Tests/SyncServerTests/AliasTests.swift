@@ -48,6 +48,7 @@ struct AliasTests {
             #expect(held.count == ids.count + 2, "\(name) holds the import and both new events")
             #expect(held.isSuperset(of: ids), "\(name)")
             #expect(try store.viewDigest() == phone.viewDigest(), "\(name) shows the phone's views")
+            #expect(try store.quarantine().isEmpty, "\(name) took every copy")
             let vector = try store.versionVector()
             for (other, replica) in [("phone", phone.replica), ("tablet", tablet.replica)] {
                 #expect(vector[replica] == UInt64(history.events.count + 1),
