@@ -109,8 +109,13 @@ public struct SyncRoutes: Sendable {
 
     func register(_ request: Request) async throws -> Response {
         let body = try await decode(RegisterRequest.self, request)
-        guard (1...100).contains(body.name.count) else {
-            throw APIError.badRequest("invalid_field", field: "name", "must be 1 ... 100 characters")
+        // Bytes, not characters: one grapheme may hold any number of combining scalars. A NUL
+        // cannot be stored in PostgreSQL text (it would surface as a database error).
+        guard (1...limits.maxNameBytes).contains(body.name.utf8.count) else {
+            throw APIError.badRequest("invalid_field", field: "name", "must be 1 ... \(limits.maxNameBytes) UTF-8 bytes (got \(body.name.utf8.count))")
+        }
+        guard !body.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APIError.badRequest("invalid_field", field: "name", "must not hold control characters (NUL, line breaks, ...)")
         }
         if request.headers[.authorization] != nil {
             let device = try await authenticate(request)
@@ -275,6 +280,8 @@ public struct ServerLimits: Sendable {
     public var maxBatchEvents = 1000
     /// Bytes per request body (more: 413).
     public var maxBodyBytes = 4 * 1024 * 1024
+    /// UTF-8 bytes of a device name (100 Hangul syllables).
+    public var maxNameBytes = 300
     /// Events per pull page when `limit` is absent.
     public var defaultPullLimit = 500
     /// The largest `limit` of a pull.
