@@ -69,6 +69,8 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: [
                 "reading-sync-server",
+                // The migrations' own statements, to build a database of an older schema.
+                "SyncServerCore",
                 .product(name: "DemoHistory", package: "ReadingHistory"),
                 .product(name: "EventStoreLMDB", package: "ReadingHistory"),
                 .product(name: "ReadingSync", package: "ReadingHistory"),

@@ -46,28 +46,72 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
     public let token: String
 }
 
-/// What one ``SyncClient/sync()`` did.
+/// A record of this device that the server refused (400 `invalid_record` or `malformed_record`,
+/// 403 `forbidden_reader`, 409 `origin_taken` or `event_id_taken`): kept aside by
+/// ``SyncClient/push(retryingRefused:)``, which pushes everything else and is not stopped by it.
 ///
-/// `Sendable`: integers.
+/// `Sendable`: values.
+public struct RefusedRecord: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The event.
+    public let eventID: EventID
+    /// The copy's origin: the replica that stamped it and its sequence there.
+    public let replica: ReplicaID
+    /// See ``replica``.
+    public let sequence: UInt64
+    /// The copy's creation stamp (its place in canonical order).
+    public let stamp: UInt64
+    /// The server's answer: the HTTP status, its error code, the field and the message.
+    public let status: Int
+    /// See ``status``.
+    public let code: String
+    /// See ``status``.
+    public let field: String?
+    /// See ``status``.
+    public let message: String
+
+    /// Creates an entry.
+    public init(eventID: EventID, origin: EventOrigin, status: Int, code: String, field: String?, message: String) {
+        self.eventID = eventID; self.replica = origin.replica; self.sequence = origin.sequence; self.stamp = origin.stamp
+        self.status = status; self.code = code; self.field = field; self.message = message
+    }
+
+    /// "event E (replica R, sequence S): status code (field): message".
+    public var description: String {
+        "event \(eventID) (replica \(replica), sequence \(sequence)): \(status) \(code)\(field.map { " (\($0))" } ?? ""): \(message)"
+    }
+
+    /// The server's error codes that refuse a record (not the request): the record is set aside.
+    static let codes: Set<String> = ["invalid_record", "malformed_record", "forbidden_reader", "origin_taken", "event_id_taken"]
+}
+
+/// What one ``SyncClient/sync(retryingRefused:)`` did.
+///
+/// `Sendable`: values.
 public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
     /// Events pushed that the server did not hold.
     public var pushed = 0
     /// Events pushed that the server already held (a retry, or events another device pushed).
     public var pushedDuplicates = 0
+    /// Records the server refused in this sync (each kept aside, see ``SyncClient/refusedRecords()``);
+    /// everything else was pushed and the pull ran.
+    public var refused: [RefusedRecord] = []
     /// What merging the pulled events did (events of this reader from other devices, and of
-    /// partners, as they share them).
+    /// partners, as they share them; ``MergeResult/quarantined`` counts those the store kept aside).
     public var pulled = MergeResult()
 
-    /// "pushed N (D already on the server); pulled: …".
+    /// "pushed N (D already on the server); pulled: …" and, when any, the refused records.
     public var description: String {
-        "pushed \(pushed) (\(pushedDuplicates) already on the server); pulled \(pulled)"
+        "pushed \(pushed) (\(pushedDuplicates) already on the server)"
+            + (refused.isEmpty ? "" : ", \(refused.count) refused by the server (kept aside: "
+                + refused.map(\.description).joined(separator: "; ") + ")")
+            + "; pulled \(pulled)"
     }
 }
 
 /// Syncs one ``ReadingStore`` with the sync server of the `Server/` package over HTTP
 /// (Foundation's URLSession; the protocol is `Server/openapi.yaml`).
 ///
-/// ``sync()`` pushes this reader's events the server has not acknowledged (in canonical order,
+/// ``sync(retryingRefused:)`` pushes this reader's events the server has not acknowledged (in canonical order,
 /// in batches, each stored all or nothing and idempotent by event ID), then pulls what the device
 /// lacks (its reader's events from other devices, and partners' shared events) page by page and
 /// merges each page (``ReadingStore/merge(_:)``). Its state (the vector the server acknowledged,
@@ -75,11 +119,13 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
 /// each acknowledged batch and merged page, so a sync interrupted anywhere (the app killed, the
 /// server or its database restarted) resumes where it stopped: a repeated push is skipped by the
 /// server, a repeated page by the merge. Failed requests that may succeed later are retried with
-/// backoff (``SyncError/isRetryable``).
+/// backoff (``SyncError/isRetryable``). A record the server refuses (``RefusedRecord``) is kept
+/// aside and listed (``SyncReport/refused``, ``refusedRecords()``); it never stops the rest of the
+/// push or the pull.
 ///
 /// Partners (the shared diary of DoolDa): ``invite(expiresInSeconds:)`` makes a single-use code,
 /// the other reader's ``accept(code:)`` pairs them, ``endPartnership(with:)`` ends it. A partner's
-/// shared events arrive by ``sync()`` and are kept in this store as the partner's reader, so the
+/// shared events arrive by ``sync(retryingRefused:)`` and are kept in this store as the partner's reader, so the
 /// host app shows the partner's shelf, streak and calendar with the queries it already has.
 ///
 /// `Sendable`: immutable after creation; the URLSession is used only through its thread-safe
@@ -141,38 +187,64 @@ public final class SyncClient: Sendable {
 
     // MARK: Sync
 
-    /// Pushes, then pulls (see the type's description).
+    /// Pushes, then pulls (see the type's description). A record the server refuses never stops
+    /// the sync: it is kept aside (``SyncReport/refused``, ``refusedRecords()``), everything else
+    /// is pushed, and the pull runs.
+    ///
+    /// - Parameter retryingRefused: push the records kept aside by earlier syncs again first (after
+    ///   an upgrade of the server that accepts more); those still refused stay aside.
     @discardableResult
-    public func sync() async throws -> SyncReport {
+    public func sync(retryingRefused: Bool = false) async throws -> SyncReport {
         var report = SyncReport()
-        (report.pushed, report.pushedDuplicates) = try await push()
+        (report.pushed, report.pushedDuplicates, report.refused) = try await push(retryingRefused: retryingRefused)
         report.pulled = try await pull()
         return report
     }
 
-    /// Pushes this reader's events the server has not acknowledged; returns (stored, duplicates).
+    /// Pushes this reader's events the server has not acknowledged; returns what the server
+    /// stored, what it already held, and the records it refused in this push.
     ///
     /// Pages of ``pushBatch`` events (``ReadingStore/changes(since:after:limit:)`` after the
     /// acknowledged vector) are sent in requests of at most ``maxPushBytes`` bytes; a 413 answer
-    /// splits a request in two and sends each half. The acknowledged vector moves over every
-    /// event of a page once the page is sent: this reader's events the server now holds, and
-    /// other readers' events (partners'), which this client never pushes, so that a later sync
-    /// reads neither again.
+    /// splits a request in two and sends each half. A refusal of a record (see
+    /// ``RefusedRecord``) splits the request the same way down to the refused records, which are
+    /// kept aside (in the store's transport state, listed by ``refusedRecords()``, not sent again
+    /// unless `retryingRefused`); the rest is pushed. The acknowledged vector moves over every
+    /// event of a page once the page is sent: this reader's events the server now holds or
+    /// refused, and other readers' events (partners'), which this client never pushes, so that a
+    /// later sync reads none of them again.
     ///
     /// - Throws: ``SyncError`` with code `event_too_large` (status 413) naming the event when one
     ///   event's request alone is larger than ``maxPushBytes`` or than the server takes.
-    public func push() async throws -> (stored: Int, duplicates: Int) {
+    public func push(retryingRefused: Bool = false) async throws -> (stored: Int, duplicates: Int, refused: [RefusedRecord]) {
         var acknowledged = try loadVector("pushed")
-        var total = (stored: 0, duplicates: 0)
+        var total = (stored: 0, duplicates: 0, refused: [RefusedRecord]())
+        var aside = try refusedRecords()
+        if retryingRefused, !aside.isEmpty {
+            let again = try aside.compactMap { try heldCopy($0) }.filter { $0.reader == reader }
+            for request in try Self.requests(again.map(Self.pushRecord), maxBytes: maxPushBytes) {
+                let result = try await pushSplitting(request)
+                total.stored += result.stored; total.duplicates += result.duplicates; total.refused += result.refused
+            }
+            aside = total.refused
+            try saveRefused(aside)
+        }
         var after: EventOrigin?
         while true {
             let page = try store.changes(since: acknowledged, after: after, limit: pushBatch)
             guard let last = page.last else { break }
             let mine = page.filter { $0.reader == reader }
-            let records = mine.map { (eventID: $0.eventID, record: Data(BinaryEventCodec.encodeRecord($0)).base64EncodedString()) }
-            for request in try Self.requests(records, maxBytes: maxPushBytes) {
+            var refusedNow: [RefusedRecord] = []
+            for request in try Self.requests(mine.map(Self.pushRecord), maxBytes: maxPushBytes) {
                 let result = try await pushSplitting(request)
-                total.stored += result.stored; total.duplicates += result.duplicates
+                total.stored += result.stored; total.duplicates += result.duplicates; refusedNow += result.refused
+            }
+            if !refusedNow.isEmpty {
+                // Kept before the vector moves over them, so that a crash between the two sends
+                // them once more rather than losing them from the list.
+                total.refused += refusedNow
+                aside = aside.filter { old in !refusedNow.contains { $0.replica == old.replica && $0.sequence == old.sequence } } + refusedNow
+                try saveRefused(aside)
             }
             let moved = Self.advance(acknowledged, over: page)
             if moved != acknowledged {
@@ -184,8 +256,44 @@ public final class SyncClient: Sendable {
         return total
     }
 
-    /// One push request's events: their IDs and base64 records.
-    typealias PushRecords = [(eventID: EventID, record: String)]
+    /// The records of this device the server refused and that are kept aside (newest last, at
+    /// most ``maxRefusedListed``): each was pushed once and is not sent again unless a sync is
+    /// asked to retry them. The events stay in the store and in its views.
+    public func refusedRecords() throws -> [RefusedRecord] {
+        guard let bytes = try store.transportState(stateKey("refused")) else { return [] }
+        return (try? JSONDecoder().decode([RefusedRecord].self, from: Data(bytes))) ?? []
+    }
+
+    /// How many refused records the store's transport state keeps listed (the oldest are dropped
+    /// from the list beyond it; their events stay in the store).
+    public static let maxRefusedListed = 100
+
+    func saveRefused(_ records: [RefusedRecord]) throws {
+        var kept = Array(records.suffix(Self.maxRefusedListed))
+        var data = try JSONEncoder().encode(kept)
+        while data.count > 60_000, !kept.isEmpty {
+            kept.removeFirst()
+            data = try JSONEncoder().encode(kept)
+        }
+        try store.setTransportState(stateKey("refused"), kept.isEmpty ? nil : Array(data))
+    }
+
+    /// The copy of a refused record this store holds (the record or an alias with that origin).
+    func heldCopy(_ refused: RefusedRecord) throws -> EventEnvelope? {
+        // The copy is the first event in canonical order after this origin, when the store holds it.
+        let before = EventOrigin(stamp: refused.stamp, replica: refused.replica, sequence: refused.sequence - 1)
+        return try store.changes(since: VersionVector(), after: before, limit: 1).first {
+            $0.eventID == refused.eventID && $0.origin?.replica == refused.replica && $0.origin?.sequence == refused.sequence
+        }
+    }
+
+    /// One push request's events: their IDs, origins and base64 records.
+    typealias PushRecords = [(eventID: EventID, origin: EventOrigin?, record: String)]
+
+    /// One event of a push request.
+    static func pushRecord(_ envelope: EventEnvelope) -> PushRecords.Element {
+        (envelope.eventID, envelope.origin, Data(BinaryEventCodec.encodeRecord(envelope)).base64EncodedString())
+    }
 
     /// The JSON body of a push request: `{"events":[{"record":"…"},…]}`, written by hand so its
     /// size is known exactly (base64 needs no escaping).
@@ -224,23 +332,29 @@ public final class SyncClient: Sendable {
         SyncError(status: 413, code: "event_too_large", field: "event \(event)", message: "event \(event) \(why)")
     }
 
-    /// Sends one push request; a 413 answer (the body is over the server's limit) splits it in
-    /// two halves, each sent the same way, down to one event.
-    func pushSplitting(_ records: PushRecords) async throws -> (stored: Int, duplicates: Int) {
+    /// Sends one push request; a 413 answer (the body is over the server's limit) or a refused
+    /// record (``RefusedRecord``) splits it in two halves, each sent the same way, down to one
+    /// event: a refused event alone is returned as refused, an event too large alone is thrown.
+    func pushSplitting(_ records: PushRecords) async throws -> (stored: Int, duplicates: Int, refused: [RefusedRecord]) {
         do {
             let data = try await send("POST", "/v1/events", body: Self.pushBody(records))
             struct Result: Decodable { let stored: Int; let duplicates: Int }
             let result = try Self.decode(Result.self, data)
-            return (result.stored, result.duplicates)
-        } catch let error as SyncError where error.status == 413 {
+            return (result.stored, result.duplicates, [])
+        } catch let error as SyncError where error.status == 413 || RefusedRecord.codes.contains(error.code) {
             guard records.count > 1 else {
-                throw Self.tooLarge(records[0].eventID, "alone makes a push request of \(Self.pushBodySize(records)) bytes, "
-                                    + "which the server refuses as too large (\(error.message))")
+                let record = records[0]
+                guard error.status != 413 else {
+                    throw Self.tooLarge(record.eventID, "alone makes a push request of \(Self.pushBodySize(records)) bytes, "
+                                        + "which the server refuses as too large (\(error.message))")
+                }
+                guard let origin = record.origin else { throw error }
+                return (0, 0, [RefusedRecord(eventID: record.eventID, origin: origin, status: error.status, code: error.code, field: error.field, message: error.message)])
             }
             let half = records.count / 2
             let first = try await pushSplitting(Array(records[..<half]))
             let second = try await pushSplitting(Array(records[half...]))
-            return (first.stored + second.stored, first.duplicates + second.duplicates)
+            return (first.stored + second.stored, first.duplicates + second.duplicates, first.refused + second.refused)
         }
     }
 
@@ -267,13 +381,31 @@ public final class SyncClient: Sendable {
                     throw SyncError(status: 200, code: "malformed_response", field: "events[\(index)].record", message: error.description)
                 }
             }
-            let merged = try store.merge(envelopes)
-            total.received += merged.received; total.appended += merged.appended
-            total.alreadyHeld += merged.alreadyHeld; total.refoldedBooks += merged.refoldedBooks
+            total = total + (try Self.merge(envelopes, into: store))
             cursor = page.next
             try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))
             if !page.more { return total }
         }
+    }
+
+    /// Merges a page of other replicas' events into `store` (``ReadingStore/merge(_:)``), at
+    /// most one copy of each event per merge call: the first copy of each event ID in page order,
+    /// then the second, and so on. A page from the server holds every copy of an event (its
+    /// record and its aliases, each with its origin), and `merge` quarantines a second copy of
+    /// one batch whose origin the store already holds for that same event as if it named
+    /// another event; copies in separate calls merge as aliases or as already held.
+    public static func merge(_ envelopes: [EventEnvelope], into store: ReadingStore) throws -> MergeResult {
+        var rounds: [[EventEnvelope]] = []
+        var copies: [EventID: Int] = [:]
+        for envelope in envelopes {
+            let round = copies[envelope.eventID, default: 0]
+            copies[envelope.eventID] = round + 1
+            if round == rounds.count { rounds.append([]) }
+            rounds[round].append(envelope)
+        }
+        var total = MergeResult()
+        for round in rounds { total = total + (try store.merge(round)) }
+        return total
     }
 
     // MARK: Partners

@@ -141,7 +141,7 @@ extension Replay {
 
         @Option(help: "The sync server's URL.") var server: String
         @Option(help: "The reader (the UUID the store uses).") var reader: String
-        @Option(help: "A name for this device (1 ... 100 characters).") var name: String
+        @Option(help: "A name for this device (1 ... 300 UTF-8 bytes, no control characters).") var name: String
         @Option(help: "An existing device's token, to add another device of the same reader.") var token: String?
 
         func validate() throws {

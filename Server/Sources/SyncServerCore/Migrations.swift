@@ -1,5 +1,7 @@
+import Foundation
 import Logging
 import PostgresNIO
+import ReadingEvents
 
 /// The versioned schema of the sync server, applied in order at start.
 ///
@@ -20,6 +22,9 @@ public enum Migrations {
         public let name: String
         /// The SQL statements, run in order.
         public let statements: [String]
+        /// A query run after the statements that answers one count, and the words logged (as a
+        /// warning, `migration N: <count> <words>`) when the count is not 0.
+        public var report: (query: String, words: String)? = nil
     }
 
     /// All migrations, oldest first. Never edit a released one; append a new version.
@@ -94,6 +99,27 @@ public enum Migrations {
             """,
         ]),
         Migration(version: 2, name: "a replica's sequence names one event", statements: [
+            // A database written before this migration may repeat a (reader, replica, sequence)
+            // (a copied store's events): the earliest row of each is kept, the others are moved
+            // to `refused_events` with the reason, so that the unique index can be built.
+            """
+            CREATE TABLE refused_events (LIKE events INCLUDING DEFAULTS,
+                                         refused_at timestamptz NOT NULL DEFAULT now(), reason text NOT NULL)
+            """,
+            """
+            WITH repeated AS (
+                SELECT reader_id, arrival FROM (
+                    SELECT reader_id, arrival,
+                           row_number() OVER (PARTITION BY reader_id, replica, sequence ORDER BY arrival) AS n
+                    FROM events WHERE replica IS NOT NULL) numbered
+                WHERE n > 1
+            ), moved AS (
+                DELETE FROM events e USING repeated r WHERE e.reader_id = r.reader_id AND e.arrival = r.arrival
+                RETURNING e.*
+            )
+            INSERT INTO refused_events
+            SELECT moved.*, now(), 'its replica and sequence already name an earlier event of the reader (migration 2)' FROM moved
+            """,
             // (reader, replica, sequence) is unique: the push checks it in its statement, and this
             // index catches a concurrent push. With the partition key first, it can exist on a
             // partitioned table.
@@ -103,6 +129,21 @@ public enum Migrations {
             """,
             // The push's look-up of a (replica, sequence) among the pusher's and its partners' events.
             "CREATE INDEX events_origin ON events (replica, sequence) WHERE replica IS NOT NULL",
+        ], report: ("SELECT count(*) FROM refused_events",
+                    "events aside into refused_events (their replica and sequence repeat an earlier event of the reader)")),
+        Migration(version: 3, name: "aliases: another replica's copy of an event is a row of its own", statements: [
+            // An alias row is another replica's copy of an event the reader already holds (the same
+            // event ID and the same fact, another origin: the same export imported on two devices).
+            // Pulls send it like any row, so every device's vector moves over that replica's numbers.
+            "ALTER TABLE events ADD COLUMN alias boolean NOT NULL DEFAULT false",
+            // SHA-256 of the record with its origin and recordedAt left out (``factDigest(of:)``):
+            // two copies are one event when their IDs and facts are equal. Filled at start for
+            // rows stored before this migration (``Migrations/fillFacts(on:logger:)``).
+            "ALTER TABLE events ADD COLUMN fact bytea",
+            // One row per event ID and reader, besides its aliases.
+            "ALTER TABLE events DROP CONSTRAINT events_reader_id_event_id_key",
+            "CREATE UNIQUE INDEX events_reader_event ON events (reader_id, event_id) WHERE NOT alias",
+            "CREATE INDEX events_reader_event_copies ON events (reader_id, event_id)",
         ]),
     ]
 
@@ -134,9 +175,53 @@ public enum Migrations {
                     "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
                     logger: logger)
                 logger.info("applied migration \(migration.version): \(migration.name)")
+                if let (query, words) = migration.report {
+                    for try await count in try await connection.query(PostgresQuery(unsafeSQL: query), logger: logger).decode(Int64.self)
+                    where count > 0 {
+                        logger.warning("migration \(migration.version): moved \(count) \(words)")
+                    }
+                }
                 now.append(migration.version)
             }
             return now
         }
     }
+
+    /// Fills `events.fact` for the rows stored before migration 3, a page at a time (a record
+    /// that does not decode gets the digest of its bytes, which matches no other copy). Several
+    /// servers starting at once write the same values.
+    public static func fillFacts(on client: PostgresClient, logger: Logger) async throws {
+        var filled = 0
+        while true {
+            let rows = try await client.query(
+                "SELECT reader_id, arrival, record FROM events WHERE fact IS NULL LIMIT 1000", logger: logger)
+            var readers: [UUID] = [], arrivals: [Int64] = [], facts: [ByteBuffer] = []
+            for try await (reader, arrival, record) in rows.decode((UUID, Int64, ByteBuffer).self) {
+                let bytes = Array(record.readableBytesView)
+                let digest = (try? BinaryEventCodec.decodeRecord(bytes)).map(factDigest(of:)) ?? Tokens.sha256(bytes)
+                readers.append(reader); arrivals.append(arrival); facts.append(ByteBuffer(bytes: digest))
+            }
+            guard !readers.isEmpty else { break }
+            try await client.query("""
+                UPDATE events e SET fact = u.f
+                FROM unnest(\(readers)::uuid[], \(arrivals)::bigint[], \(facts)::bytea[]) AS u(r, a, f)
+                WHERE e.reader_id = u.r AND e.arrival = u.a
+                """, logger: logger)
+            filled += readers.count
+        }
+        if filled > 0 { logger.info("filled the fact digest of \(filled) events stored before aliases") }
+    }
+}
+
+/// The identity of an event's fact: SHA-256 of its record with the origin, position, stream
+/// version and recordedAt left out, so that two copies of one event (the same export imported on
+/// two devices) have the same digest exactly when
+/// ``ReadingEvents/EventEnvelope/recordsSameFact(as:)`` holds for two decoded envelopes.
+func factDigest(of envelope: EventEnvelope) -> [UInt8] {
+    var fact = envelope
+    fact.origin = nil
+    fact.position = 0
+    fact.streamVersion = 0
+    fact.recordedAt = fact.occurredAt
+    return Tokens.sha256(BinaryEventCodec.encodeRecord(fact))
 }

@@ -109,8 +109,13 @@ public struct SyncRoutes: Sendable {
 
     func register(_ request: Request) async throws -> Response {
         let body = try await decode(RegisterRequest.self, request)
-        guard (1...100).contains(body.name.count) else {
-            throw APIError.badRequest("invalid_field", field: "name", "must be 1 ... 100 characters")
+        // Bytes, not characters: one grapheme may hold any number of combining scalars. A NUL
+        // cannot be stored in PostgreSQL text (it would surface as a database error).
+        guard (1...limits.maxNameBytes).contains(body.name.utf8.count) else {
+            throw APIError.badRequest("invalid_field", field: "name", "must be 1 ... \(limits.maxNameBytes) UTF-8 bytes (got \(body.name.utf8.count))")
+        }
+        guard !body.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APIError.badRequest("invalid_field", field: "name", "must not hold control characters (NUL, line breaks, ...)")
         }
         if request.headers[.authorization] != nil {
             let device = try await authenticate(request)
@@ -137,6 +142,7 @@ public struct SyncRoutes: Sendable {
         incoming.reserveCapacity(body.events.count)
         struct OriginKey: Hashable { let replica: UUID; let sequence: UInt64 }
         var origins: [OriginKey: (index: Int, eventID: UUID)] = [:]
+        var facts: [UUID: ByteBuffer] = [:]
         for (index, pushed) in body.events.enumerated() {
             let field = "events[\(index)].record"
             guard let bytes = Data(base64Encoded: pushed.record) else {
@@ -165,11 +171,16 @@ public struct SyncRoutes: Sendable {
                                    "replica \(origin.replica)'s sequence \(origin.sequence) also names events[\(earlier.index)], another event")
                 }
             }
-            incoming.append(SyncStore.IncomingEvent(
+            let event = SyncStore.IncomingEvent(
                 index: index, eventID: envelope.eventID.uuid, replica: envelope.origin?.replica.uuid,
                 sequence: Int64(clamping: envelope.origin?.sequence ?? 0), stamp: Int64(clamping: envelope.origin?.stamp ?? 0),
                 occurredAt: envelope.occurredAt.date, type: envelope.type.tag, group: ShareGroup.of(envelope.event),
-                record: ByteBuffer(bytes: bytes)))
+                record: ByteBuffer(bytes: bytes), fact: ByteBuffer(bytes: factDigest(of: envelope)))
+            // Copies of one event in one batch (its own and an alias) carry one fact.
+            if let earlier = facts.updateValue(event.fact, forKey: event.eventID), earlier != event.fact {
+                throw SyncStore.otherFact(event)
+            }
+            incoming.append(event)
         }
         return try json(try await store.push(reader: device.reader, events: incoming))
     }
@@ -269,6 +280,8 @@ public struct ServerLimits: Sendable {
     public var maxBatchEvents = 1000
     /// Bytes per request body (more: 413).
     public var maxBodyBytes = 4 * 1024 * 1024
+    /// UTF-8 bytes of a device name (100 Hangul syllables).
+    public var maxNameBytes = 300
     /// Events per pull page when `limit` is absent.
     public var defaultPullLimit = 500
     /// The largest `limit` of a pull.

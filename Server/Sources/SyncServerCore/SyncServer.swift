@@ -100,6 +100,7 @@ public enum SyncServer {
         app.beforeServerStarts {
             let applied = try await Migrations.apply(on: client, logger: logger)
             logger.info("schema ready (applied now: \(applied))")
+            try await Migrations.fillFacts(on: client, logger: logger)
         }
         // Graceful shutdown runs in reverse order: the listener first (it ends the open event
         // streams, which the HTTP server would otherwise wait for), then the server, then the pool.

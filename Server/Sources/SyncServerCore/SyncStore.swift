@@ -170,6 +170,8 @@ public struct SyncStore: Sendable {
         public var group: ShareGroup
         /// The record bytes as pushed.
         public var record: ByteBuffer
+        /// ``factDigest(of:)`` of the record: equal for two copies of one event.
+        public var fact: ByteBuffer
     }
 
     /// What a push did.
@@ -187,84 +189,122 @@ public struct SyncStore: Sendable {
     /// Stores the events of `reader` that the server does not hold yet, all in one transaction,
     /// numbering them in the reader's arrival order, and notifies listeners on commit.
     ///
-    /// Refuses the whole batch (409, nothing stored) when an event ID belongs to another reader,
-    /// or when an event's (replica, sequence) already names another event of `reader` or of one of
-    /// its partners (the readers whose devices would receive both); an event ID already stored is
-    /// a duplicate, skipped.
+    /// A copy is an event ID with an origin. A copy already stored is a duplicate, skipped. Another
+    /// copy of an event the reader holds (the same ID and fact, another origin: the same export
+    /// imported on two devices) is stored as an *alias* row, pulled like any event, so that every
+    /// device's vector moves over that replica's sequence numbers.
+    ///
+    /// Refuses the whole batch (409, nothing stored) when an event ID belongs to another reader or
+    /// is held with another fact, or when an event's (replica, sequence) already names another
+    /// event of `reader` or of one of its partners (the readers whose devices would receive both).
     public func push(reader: UUID, events: [IncomingEvent]) async throws -> PushResult {
-        var seen: Set<UUID> = []
-        let unique = events.filter { seen.insert($0.eventID).inserted }
+        struct Copy: Hashable { let eventID: UUID; let replica: UUID?; let sequence: Int64 }
+        var seen: Set<Copy> = []
+        let unique = events.filter { seen.insert(Copy(eventID: $0.eventID, replica: $0.replica, sequence: $0.sequence)).inserted }
+        // A concurrent push of the same reader that committed after this statement's snapshot
+        // makes the unique indexes refuse a row (23505); the statement run again sees that push
+        // (it committed before the reader's row lock was granted) and answers for it.
+        for attempt in 1...3 {
+            do {
+                return try await pushOnce(reader: reader, unique, received: events.count)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                if attempt == 3 {
+                    throw APIError(.conflict, "origin_taken", field: "events", rule: ValidationRule.duplicateID.rawValue,
+                                   "a replica's sequence number in this batch already names another event of this reader")
+                }
+            }
+        }
+        preconditionFailure("unreachable: the last attempt returns or throws")
+    }
+
+    private func pushOnce(reader: UUID, _ unique: [IncomingEvent], received: Int) async throws -> PushResult {
         let ids = unique.map(\.eventID)
         // One statement (one round trip, atomic on its own). The reader's row lock orders its
         // pushes: arrivals commit in increasing order, so a cursor past arrival N never skips an
         // event that commits later with a smaller number. The look-up by event ID (indexed across
-        // readers) finds both events this reader already stored and IDs another reader uses (event
-        // IDs are global, and no unique index across readers can exist on a reader-partitioned
-        // table); an ID of another reader stores nothing. ON CONFLICT covers a concurrent push of
-        // the same events that committed after this statement's snapshot. The notice is sent at
-        // commit, to every server process that listens.
+        // readers) finds both the copies this reader already stored and IDs another reader uses
+        // (event IDs are global, and no unique index across readers can exist on a
+        // reader-partitioned table); an ID of another reader stores nothing. A copy is an alias
+        // when the reader holds its event ID, or an earlier row of the batch has it. The notice
+        // is sent at commit, to every server process that listens.
         let replicas = unique.map { $0.replica?.lowercased ?? "" }
-        do {
-            let rows = try await client.query("""
-                WITH locked AS (
-                    SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
-                ), incoming AS (
-                    SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
-                                         \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
-                                         \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
-                                         \(unique.map(\.record))::bytea[]) WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, n)
-                ), known AS (
-                    SELECT event_id, reader_id FROM events WHERE event_id = ANY(\(ids)::uuid[])
-                ), foreign_id AS (
-                    SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
-                ), receivers AS (
-                    SELECT \(reader)::uuid AS reader_id
-                    UNION ALL SELECT partner_id FROM partnerships WHERE reader_id = \(reader)
-                ), origin_taken AS (
-                    SELECT i.e FROM incoming i JOIN events x ON x.replica = nullif(i.r, '')::uuid AND x.sequence = i.s
-                    WHERE x.event_id <> i.e AND x.reader_id IN (SELECT reader_id FROM receivers)
-                      AND NOT EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e)
-                    ORDER BY i.n LIMIT 1
-                ), fresh AS (
-                    SELECT i.*, row_number() OVER (ORDER BY i.n) AS k FROM incoming i
-                    WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e) AND NOT EXISTS (SELECT 1 FROM foreign_id)
-                      AND NOT EXISTS (SELECT 1 FROM origin_taken)
-                ), inserted AS (
-                    INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
-                    SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b FROM fresh
-                    ON CONFLICT (reader_id, event_id) DO NOTHING
-                    RETURNING arrival, share_group
-                ), bumped AS (
-                    UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
-                    WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
-                    RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
-                        || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
-                )
-                SELECT (SELECT count(*) FROM inserted)::bigint,
-                       coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
-                                (SELECT last_arrival FROM locked), 0)::bigint,
-                       (SELECT event_id FROM foreign_id),
-                       (SELECT e FROM origin_taken)
-                """, logger: logger)
-            var result = PushResult(stored: 0, duplicates: events.count, lastArrival: 0)
-            for try await (stored, last, foreign, taken) in rows.decode((Int64, Int64, UUID?, UUID?).self) {
-                if let foreign {
-                    let index = unique.first { $0.eventID == foreign }?.index ?? 0
-                    throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
-                                   "event ID \(foreign.lowercased) belongs to another reader")
-                }
-                if let taken, let event = unique.first(where: { $0.eventID == taken }) {
-                    throw Self.originTaken(event)
-                }
-                result = PushResult(stored: Int(stored), duplicates: events.count - Int(stored), lastArrival: last)
+        let rows = try await client.query("""
+            WITH locked AS (
+                SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
+            ), incoming AS (
+                SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
+                                     \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
+                                     \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
+                                     \(unique.map(\.record))::bytea[], \(unique.map(\.fact))::bytea[])
+                              WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
+            ), known AS (
+                SELECT event_id, reader_id, replica, sequence, fact FROM events WHERE event_id = ANY(\(ids)::uuid[])
+            ), foreign_id AS (
+                SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
+            ), held AS (
+                SELECT i.n FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = \(reader)
+                    AND k.replica IS NOT DISTINCT FROM nullif(i.r, '')::uuid AND k.sequence = i.s
+            ), other_fact AS (
+                SELECT i.e FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = \(reader)
+                WHERE k.fact IS DISTINCT FROM i.f AND i.n NOT IN (SELECT n FROM held)
+                ORDER BY i.n LIMIT 1
+            ), receivers AS (
+                SELECT \(reader)::uuid AS reader_id
+                UNION ALL SELECT partner_id FROM partnerships WHERE reader_id = \(reader)
+            ), origin_taken AS (
+                SELECT i.e FROM incoming i JOIN events x ON x.replica = nullif(i.r, '')::uuid AND x.sequence = i.s
+                WHERE x.event_id <> i.e AND x.reader_id IN (SELECT reader_id FROM receivers)
+                  AND i.n NOT IN (SELECT n FROM held)
+                ORDER BY i.n LIMIT 1
+            ), fresh AS (
+                SELECT i.*, row_number() OVER (ORDER BY i.n) AS k,
+                       EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e)
+                       OR EXISTS (SELECT 1 FROM incoming j WHERE j.e = i.e AND j.n < i.n) AS a
+                FROM incoming i
+                WHERE i.n NOT IN (SELECT n FROM held) AND NOT EXISTS (SELECT 1 FROM foreign_id)
+                  AND NOT EXISTS (SELECT 1 FROM origin_taken) AND NOT EXISTS (SELECT 1 FROM other_fact)
+            ), inserted AS (
+                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record,
+                                    alias, fact)
+                SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b, a, f FROM fresh
+                RETURNING arrival, share_group
+            ), bumped AS (
+                UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
+                WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
+                RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
+                    || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
+            )
+            SELECT (SELECT count(*) FROM inserted)::bigint,
+                   coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
+                            (SELECT last_arrival FROM locked), 0)::bigint,
+                   (SELECT event_id FROM foreign_id),
+                   (SELECT e FROM origin_taken),
+                   (SELECT e FROM other_fact)
+            """, logger: logger)
+        var result = PushResult(stored: 0, duplicates: received, lastArrival: 0)
+        for try await (stored, last, foreign, taken, otherFact) in rows.decode((Int64, Int64, UUID?, UUID?, UUID?).self) {
+            if let foreign {
+                let index = unique.first { $0.eventID == foreign }?.index ?? 0
+                throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
+                               "event ID \(foreign.lowercased) belongs to another reader")
             }
-            return result
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            // A concurrent push of the same reader committed the same (replica, sequence) for
-            // another event after this statement's snapshot: the unique index refused it.
-            throw APIError(.conflict, "origin_taken", field: "events", rule: ValidationRule.duplicateID.rawValue,
-                           "a replica's sequence number in this batch already names another event of this reader")
+            if let taken, let event = unique.first(where: { $0.eventID == taken }) {
+                throw Self.originTaken(event)
+            }
+            if let otherFact, let event = unique.first(where: { $0.eventID == otherFact }) {
+                throw Self.otherFact(event)
+            }
+            result = PushResult(stored: Int(stored), duplicates: received - Int(stored), lastArrival: last)
         }
+        return result
+    }
+
+    /// The refusal of an event whose ID this reader already holds (or an earlier event of the
+    /// batch has) with another fact: every receiver would quarantine it.
+    static func otherFact(_ event: IncomingEvent) -> APIError {
+        APIError(.conflict, "event_id_taken", field: "events[\(event.index)].record.eventID",
+                 rule: ValidationRule.inconsistent.rawValue,
+                 "event ID \(event.eventID.lowercased) is already held with another fact; an event ID names one fact wherever it was recorded")
     }
 
     /// The refusal of an event whose (replica, sequence) already names another event of the
