@@ -381,31 +381,11 @@ public final class SyncClient: Sendable {
                     throw SyncError(status: 200, code: "malformed_response", field: "events[\(index)].record", message: error.description)
                 }
             }
-            total = total + (try Self.merge(envelopes, into: store))
+            total = total + (try store.merge(envelopes))
             cursor = page.next
             try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))
             if !page.more { return total }
         }
-    }
-
-    /// Merges a page of other replicas' events into `store` (``ReadingStore/merge(_:)``), at
-    /// most one copy of each event per merge call: the first copy of each event ID in page order,
-    /// then the second, and so on. A page from the server holds every copy of an event (its
-    /// record and its aliases, each with its origin), and `merge` quarantines a second copy of
-    /// one batch whose origin the store already holds for that same event as if it named
-    /// another event; copies in separate calls merge as aliases or as already held.
-    public static func merge(_ envelopes: [EventEnvelope], into store: ReadingStore) throws -> MergeResult {
-        var rounds: [[EventEnvelope]] = []
-        var copies: [EventID: Int] = [:]
-        for envelope in envelopes {
-            let round = copies[envelope.eventID, default: 0]
-            copies[envelope.eventID] = round + 1
-            if round == rounds.count { rounds.append([]) }
-            rounds[round].append(envelope)
-        }
-        var total = MergeResult()
-        for round in rounds { total = total + (try store.merge(round)) }
-        return total
     }
 
     // MARK: Partners

@@ -87,7 +87,7 @@ struct RandomConvergenceTests {
                 // A restored backup of the phone: it continues under a new replica ID, and both write.
                 restored = true
                 let copy = root.appendingPathComponent("restored")
-                _ = try devices[0].store.log.backup(to: copy)
+                try devices[0].store.backup(to: copy)
                 devices.append(try await open("restored", alice, token: aliceToken))
                 #expect(devices.last!.store.replica != devices[0].store.replica)
             case _ where !injected:
@@ -123,7 +123,7 @@ struct RandomConvergenceTests {
         // The reference: a store holding the union of Alice's devices' copies and what Bob shares.
         let reference = try ReadingStore.open(at: root.appendingPathComponent("reference"))
         let aliceDevices = devices.filter { $0.name != "bob" }
-        for device in aliceDevices { try SyncClient.merge(try device.store.changes(since: VersionVector(), limit: 1_000_000), into: reference) }
+        for device in aliceDevices { try reference.merge(try device.store.changes(since: VersionVector(), limit: 1_000_000)) }
         let bobs = try devices[3].store.changes(since: VersionVector(), limit: 1_000_000)
         try reference.merge(bobs.filter { $0.reader == bob && !privateByDefault.contains($0.type.tag) })
         let aside = try reference.quarantine()
