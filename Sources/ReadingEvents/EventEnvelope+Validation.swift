@@ -15,10 +15,14 @@ extension EventEnvelope {
     /// added (and not removed or finished), that a position fits between the records made before
     /// and after it, that a session was started, a goal is active, a sentence exists, an ID is new.
     ///
-    /// - Parameter pageCount: the book's page count as known before this event (from earlier events
-    ///   of the same batch, or the store), `nil` when unknown: positions and pages are then checked
-    ///   against ``BookMetadata/maxPageCount``.
-    public func validate(pageCount: Int? = nil) throws(ValidationError) {
+    /// - Parameters:
+    ///   - pageCount: the book's page count as known before this event (from earlier events of the
+    ///     same batch, or the store), `nil` when unknown: positions and pages are then checked
+    ///     against ``BookMetadata/maxPageCount``.
+    ///   - goalStart: the start of the book's active goal as known before this event (from an
+    ///     earlier `GoalSet` of the same batch), `nil` when unknown: a `GoalChanged` target is then
+    ///     checked only against ``Limits/years``.
+    public func validate(pageCount: Int? = nil, goalStart: LocalDate? = nil) throws(ValidationError) {
         try ValueRules.instants(occurredAt: occurredAt, recordedAt: recordedAt)
         _ = try ZoneID(timeZone.identifier, field: "timeZone")
         if case .unknown = event {
@@ -33,7 +37,7 @@ extension EventEnvelope {
                                       detail: "a \(event.type.tag) event belongs to stream \(expected), not \(stream)")
             }
         }
-        try event.validate(pageCount: pageCount)
+        try event.validate(pageCount: pageCount, goalStart: goalStart)
     }
 
     /// Whether two envelopes record the same fact: the identity rule of replication.
@@ -62,8 +66,10 @@ extension EventEnvelope {
     /// - It keeps every rule of ``validate(pageCount:)`` (the stream fits the payload's book and
     ///   reader, instants, zone, value rules).
     ///
-    /// - Parameter pageCount: the book's page count as known before this event, `nil` when unknown.
-    public func validateReplicated(pageCount: Int? = nil) throws(ValidationError) {
+    /// - Parameters:
+    ///   - pageCount: the book's page count as known before this event, `nil` when unknown.
+    ///   - goalStart: the start of the book's active goal as known before this event, `nil` when unknown.
+    public func validateReplicated(pageCount: Int? = nil, goalStart: LocalDate? = nil) throws(ValidationError) {
         guard let origin else {
             throw ValidationError(field: "origin", rule: .empty,
                                   detail: "an event of another replica carries the origin its replica gave it (replica, sequence, stamp)")
@@ -75,7 +81,7 @@ extension EventEnvelope {
         guard origin.sequence >= 1 else {
             throw ValidationError(field: "origin.sequence", rule: .outOfRange, detail: "a replica numbers its events from 1, not 0")
         }
-        try validate(pageCount: pageCount)
+        try validate(pageCount: pageCount, goalStart: goalStart)
     }
 }
 
@@ -83,12 +89,17 @@ extension ReadingEvent {
     /// Checks the payload's value rules, the same functions commands use: metadata
     /// (``BookMetadata/validated()``), statuses a command can set (`finished` only through
     /// ``BookFinished``), a goal's target not before its start, positions 0 ... page count, pages
-    /// 1 ... page count, texts non-empty and within their ``Limits``, theme and image file name
+    /// 1 ... page count, dates in ``Limits/years``, texts that show something (not only whitespace
+    /// or invisible characters) and within their ``Limits``, an unknown event's payload within
+    /// ``Limits/unknownPayloadBytes``, theme and image file name
     /// lengths, session lengths, read-through numbers from 1, a home order without repeats, and an
     /// unknown event's type tag (``EventType/checkTag(_:schemaVersion:)``).
     ///
-    /// - Parameter pageCount: the book's page count as known before this event, or `nil`.
-    public func validate(pageCount: Int? = nil) throws(ValidationError) {
+    /// - Parameters:
+    ///   - pageCount: the book's page count as known before this event, or `nil`.
+    ///   - goalStart: the start of the book's active goal as known before this event, or `nil`:
+    ///     with it, a `GoalChanged` target is checked not to be before it.
+    public func validate(pageCount: Int? = nil, goalStart: LocalDate? = nil) throws(ValidationError) {
         switch self {
         case .bookAdded(let e):
             _ = try e.metadata.validated()
@@ -101,6 +112,8 @@ extension ReadingEvent {
             try ValueRules.goalDates(start: e.startDate, target: e.targetDate)
             try ValueRules.theme(e.theme)
         case .goalChanged(let e):
+            try ValueRules.date(e.targetDate, field: "targetDate")
+            if let goalStart { try ValueRules.goalDates(start: goalStart, target: e.targetDate) }
             try ValueRules.theme(e.theme)
         case .pagesRead(let e):
             try ValueRules.position(e.position, field: "position", pageCount: pageCount)
@@ -129,10 +142,13 @@ extension ReadingEvent {
             try ValueRules.theme(e.theme)
         case .challengeSet(let e):
             _ = try e.validated()
+        case .bookFinished(let e):
+            try ValueRules.date(e.finishedOn, field: "finishedOn")
         case .unknown(let u):
             try EventType.checkTag(u.type, schemaVersion: u.schemaVersion)
+            try ValueRules.unknownPayload(u.payload)
         case .bookRemoved, .goalDeleted, .sessionStarted, .sessionPaused, .sessionResumed, .sessionDiscarded,
-             .bookFinished, .finishUndone, .sentenceRemoved, .memoRemoved, .ratingSet, .ratingCleared,
+             .finishUndone, .sentenceRemoved, .memoRemoved, .ratingSet, .ratingCleared,
              .bookLiked, .bookUnliked:
             // Identifiers, a date or a rating: valid by construction.
             break

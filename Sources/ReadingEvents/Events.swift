@@ -431,6 +431,10 @@ public enum Limits {
     public static let years = 1900...2199
     /// The years a yearly challenge may be set for: ``years``.
     public static let challengeYears = years
+    /// The largest payload of an event type this build does not know (a newer version's), as
+    /// imported or merged: 1 MiB, far above any known payload (a memo of 10,000 characters is at
+    /// most 40 KB).
+    public static let unknownPayloadBytes = 1 << 20
     /// The largest yearly target of books: 10,000.
     public static let challengeBooks = 10_000
     /// The largest yearly target of pages: 10,000,000.

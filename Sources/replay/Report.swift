@@ -22,7 +22,7 @@ extension Replay {
 
         @OptionGroup var options: StoreOptions
         @Option(help: "The reader (UUID).") var reader: String
-        @Option(help: "The calendar year (default: the year of \"today\").") var year: Int?
+        @Option(help: "The calendar year, 1900 ... 2199 (default: the year of \"today\", kept in that range).") var year: Int?
         @Option(parsing: .unconditional, help: "\"Today\" for the report: an ISO 8601 date or instant.") var asOf: String?
         @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's last event in canonical order).") var zone: String?
         @Option(help: "The HTML file to write (its directory must exist).") var out: String
