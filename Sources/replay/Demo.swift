@@ -38,8 +38,9 @@ extension Replay {
         @Flag(help: "Do not show the dashboard afterwards.") var quiet = false
 
         func validate() throws {
-            guard (1...Self.maxReaders).contains(readers) else {
-                throw ValidationError("--readers must be in 1 ... \(Self.maxReaders), not \(readers)")
+            guard readers >= 1 else { throw ValidationError("--readers must be at least 1, not \(readers)") }
+            guard readers <= Self.maxReaders else {
+                throw ValidationError("--readers must be at most \(Self.maxReaders), not \(readers); use --events to write more")
             }
             guard (1...3650).contains(days) else { throw ValidationError("--days must be in 1 ... 3650, not \(days)") }
             if let events { guard events >= 1 else { throw ValidationError("--events must be at least 1, not \(events)") } }

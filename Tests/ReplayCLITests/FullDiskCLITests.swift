@@ -58,19 +58,44 @@ import Glibc
     }
 }
 
+extension FullDiskCLITests {
+    /// `report --out` onto a full disk and onto a read-only file system: one line naming the path
+    /// and the cause (no `NSCocoaErrorDomain` dump), nothing left behind. (Fixed with the output
+    /// file rules of issue 24; this pins the two causes on real file systems.)
+    @Test func reportOutOntoAFullOrReadOnlyDiskNamesTheCause() throws {
+        let dir = try CLITempDirectory()
+        defer { dir.remove() }
+        let (store, reader) = try ReportBrowserTests.demoReader(in: dir)
+        let report = ["report", "--store", store, "--reader", reader, "--year", "2025", "--out"]
+        guard let full = try FullDisk(in: dir, name: "full", size: 64 << 10) else { return }
+        defer { full.unmount() }
+        try full.fill()
+        guard let readOnly = try FullDisk(in: dir, name: "read-only", size: 64 << 10, readOnly: true) else { return }
+        defer { readOnly.unmount() }
+        for (disk, cause) in [(full, "the disk is full"), (readOnly, "the file system is read-only")] {
+            let path = disk.path + "/report.html"
+            let run = try replay(report + [path])
+            #expect(run.status == 1, "\(run)")
+            #expect(run.stderrLines.count == 1 && run.stderr.contains("--out \(path): \(cause)"), "\(run)")
+            #expect(!run.stderr.contains("NSCocoaErrorDomain"), "\(run)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).filter { $0 != "filler" }.isEmpty)
+        }
+    }
+}
+
 /// A tmpfs of `size` bytes mounted on a directory made inside a test's temporary directory, and
-/// filled to the last byte on request. `nil` (after printing why) where it cannot be mounted.
+/// filled to the last byte on request (or mounted read-only). `nil` (after printing why) where it cannot be mounted.
 struct FullDisk {
     let path: String
 
-    init?(in dir: TempDirectory, name: String, size: Int) throws {
+    init?(in dir: TempDirectory, name: String, size: Int, readOnly: Bool = false) throws {
         path = dir.path(name)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         guard getuid() == 0 else {
             print("FullDiskCLITests: skipped, mounting a tmpfs needs root (uid \(getuid()))")
             return nil
         }
-        guard mount("tmpfs", path, "tmpfs", 0, "size=\(size),mode=0700") == 0 else {
+        guard mount("tmpfs", path, "tmpfs", readOnly ? UInt(MS_RDONLY) : 0, "size=\(size),mode=0700") == 0 else {
             print("FullDiskCLITests: skipped, mount -t tmpfs failed: \(String(cString: strerror(errno)))")
             return nil
         }
