@@ -3,7 +3,7 @@
 # (lines starting with "RELIABILITY").
 #
 # Usage: Scripts/stress.sh [quick|long]     (default: long)
-#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy|StoreHardening'` runs)
+#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom'` runs)
 #   long   the long versions below
 #
 # Environment variables (read by the tests; CI defaults in brackets, long-run values set here
@@ -20,6 +20,9 @@
 #   RELIABILITY_LOCKFILE_TRIALS     [3]    lock.mdb deleted under a writer, then a second writer       long: 100
 #   RELIABILITY_SHORTFILE_TRIALS    [24]   copies of data.mdb cut short, opened writable and read-only long: 2000
 #   RELIABILITY_SEED                       seeds of the random choices (kill delays, damage, fuzz)
+#   SYNC_SOAK_SEEDS                 [3]    seeds of the randomized convergence test (devices, a
+#                                          partner, imports, copies, restores, injected records)        long: 200
+#   SYNC_SOAK_STEPS                 [120]  steps per seed                                              long: 300
 #   STRESS_CONFIG                   [release when testable imports build there, else debug]
 #   STRESS_SCRATCH                  [.build-stress] SwiftPM scratch path
 #
@@ -38,12 +41,14 @@ if [[ "$mode" == long ]]; then
     export RELIABILITY_MAP_TARGET_MB="${RELIABILITY_MAP_TARGET_MB:-1100}"
     export RELIABILITY_LOCKFILE_TRIALS="${RELIABILITY_LOCKFILE_TRIALS:-100}"
     export RELIABILITY_SHORTFILE_TRIALS="${RELIABILITY_SHORTFILE_TRIALS:-2000}"
+    export SYNC_SOAK_SEEDS="${SYNC_SOAK_SEEDS:-200}"
+    export SYNC_SOAK_STEPS="${SYNC_SOAK_STEPS:-300}"
 fi
 scratch="${STRESS_SCRATCH:-.build-stress}"
 config="${STRESS_CONFIG:-release}"
 
 echo "== reliability stress ($mode, $config) =="
-env | grep -E '^(RELIABILITY_|FUZZ_)' | sort || true
+env | grep -E '^(RELIABILITY_|FUZZ_|SYNC_SOAK_)' | sort || true
 
 build() {
     # Release needs -enable-testing for the suites' @testable imports; debug has it already.
@@ -66,14 +71,14 @@ fi
 log="$(mktemp -t reliability-XXXXXX.log)"
 start=$(date +%s)
 set +e
-swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy|StoreHardening' 2>&1 | tee "$log"
+swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom' 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)
 
 echo
 echo "== figures ($mode, $config, $((end - start)) s, exit $status) =="
-grep -E '^RELIABILITY' "$log" || echo "(no figures printed)"
+grep -E '^(RELIABILITY|SYNC-SOAK)' "$log" || echo "(no figures printed)"
 grep -E 'Test .* (passed|failed) after' "$log" | sed -E 's/^.*Test /Test /' || true
 echo "full log: $log"
 exit "$status"

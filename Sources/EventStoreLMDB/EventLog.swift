@@ -73,7 +73,10 @@ public final class EventLog: Sendable {
     ///   ``ReadingStore/open(at:dayStartHour:replica:options:)``, writable, to migrate it) (in
     ///   these cases nothing in the directory is modified: a `lock.mdb` this call created is
     ///   removed), ``EventStoreError/alreadyOpen(path:)``, or ``LMDBError``.
-    public static func open(at directory: URL, options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> EventLog {
+    ///
+    /// SPI (`@_spi(RawLog)`), not API: events appended here skip the store's append pipeline
+    /// (its checks, origins and views); hosts open a ``ReadingStore``.
+    @_spi(RawLog) public static func open(at directory: URL, options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> EventLog {
         try open(at: directory, options: options, allowingOlderFormat: false)
     }
 

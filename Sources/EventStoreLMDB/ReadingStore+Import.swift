@@ -42,40 +42,11 @@ extension ReadingStore {
     public func importHistory(_ envelopes: [EventEnvelope]) throws -> ImportOutcome {
         let outcome = try log.environment.write { txn -> ImportOutcome in
             try catchUpAll(txn)
-            // Lines that carry an origin are events of a replica (an export of a store of format 2,
-            // `export --since-vector`): they merge, never rejected for this store's state.
-            let merged = try merge(envelopes.filter { $0.origin != nil }, mode: .refuse, txn)
-            let envelopes = envelopes.filter { $0.origin == nil }
-            var states: [StreamID: BookState] = [:]
-            var seen = Set<EventID>()
-            var accepted: [EventEnvelope] = [], rejected: [ImportOutcome.Rejection] = []
-            var alreadyStored = 0
-            for envelope in envelopes {
-                guard seen.insert(envelope.eventID).inserted,
-                      try log.event(withID: envelope.eventID.uuid, in: txn) == nil else { alreadyStored += 1; continue }
-                guard case .book(_, let book) = envelope.stream, let command = envelope.event.bookCommand else {
-                    accepted.append(envelope); continue
-                }
-                let stream = envelope.stream
-                var state = try states[stream] ?? decisionState(reader: envelope.reader, book: book, txn)
-                do {
-                    let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
-                    guard decided == [envelope.event] else {
-                        rejected.append(.init(eventID: envelope.eventID, type: envelope.type.tag, book: book,
-                                              reason: "it changes nothing in the stored history of book \(book)"))
-                        continue
-                    }
-                } catch {
-                    rejected.append(.init(eventID: envelope.eventID, type: envelope.type.tag, book: book, reason: "\(error)"))
-                    continue
-                }
-                state.apply(envelope.event, occurredAt: envelope.occurredAt)
-                states[stream] = state
-                accepted.append(envelope)
-            }
-            let added = try appendRecorded(accepted, txn)
-            return ImportOutcome(added: added + merged.appended,
-                                 alreadyStored: alreadyStored + accepted.count - added + merged.alreadyHeld, rejected: rejected)
+            // Lines that carry an origin are events of a replica (an export of a store, `export
+            // --since-vector`): they merge, never refused for this store's state.
+            let result = try append(envelopes, from: .recorded(listDecideRefusals: true), txn)
+            return ImportOutcome(added: result.stored.count, alreadyStored: result.alreadyStored + result.merge.alreadyHeld,
+                                 rejected: result.rejected)
         }
         if outcome.added > 0 { log.notifyObservers() }
         return outcome

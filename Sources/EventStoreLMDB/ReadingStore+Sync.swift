@@ -222,7 +222,7 @@ extension ReadingStore {
     public func merge(_ envelopes: [EventEnvelope]) throws -> MergeResult {
         let result = try log.environment.write { txn -> MergeResult in
             try catchUpAll(txn)
-            return try merge(envelopes, mode: .quarantine, txn)
+            return try append(envelopes, from: .replicated, txn).merge
         }
         if result.appended > 0 { log.notifyObservers() }
         return result
@@ -236,137 +236,6 @@ extension ReadingStore {
         /// written), also for a position or page beyond the book's page count as known from the
         /// batch and the store (a replica's own decide step kept it within its page count).
         case refuse
-    }
-
-    /// ``merge(_:)`` inside `txn` (views caught up before).
-    func merge(_ envelopes: [EventEnvelope], mode: MergeMode, _ txn: WriteTransaction) throws -> MergeResult {
-        var result = MergeResult(received: envelopes.count)
-        // Canonical order (envelopes without an origin first, then by origin, then batch order):
-        // the first copy of an event ID met is the one whose origin sorts first.
-        let order = envelopes.indices.sorted { a, b in
-            switch (envelopes[a].origin, envelopes[b].origin) {
-            case (let x?, let y?): x != y ? x < y : a < b
-            case (nil, _?): true
-            case (_?, nil): false
-            case (nil, nil): a < b
-            }
-        }
-        let views = mode == .refuse ? try activeViews(txn) : nil
-        var pageCounts: [StreamID: Int?] = [:]
-        var firstIndex: [EventID: Int] = [:]
-        var claimed: [EventOrigin: Int] = [:]
-        var fresh: [EventEnvelope] = []
-        var copies: [EventEnvelope] = []
-        var quarantined: [(envelope: EventEnvelope, reason: String, holdsSlot: Bool)] = []
-        for index in order {
-            let envelope = envelopes[index]
-            func refuse(_ field: String, _ rule: ValidationRule, _ detail: String) throws {
-                switch mode {
-                case .refuse:
-                    throw MergeRejection(index: index, eventID: envelope.eventID, field: field, rule: rule, detail: detail)
-                case .quarantine:
-                    // A refusal that is not about the origin itself leaves the origin's slot to this
-                    // event alone: the quarantine keeps it in that place (see keepInQuarantine).
-                    quarantined.append((envelope, "\(field): \(detail) [rule: \(rule.rawValue)]", !field.hasPrefix("origin")))
-                }
-            }
-            var pageCount: Int?
-            if mode == .refuse, case .book(let reader, let book) = envelope.stream {
-                if let known = pageCounts[envelope.stream] { pageCount = known } else {
-                    pageCount = try views?.bookSummary(reader: reader, book: book)?.metadata.pageCount
-                    pageCounts[envelope.stream] = .some(pageCount)
-                }
-            }
-            do { try envelope.validateReplicated(pageCount: pageCount) } catch {
-                try refuse(error.field, error.rule, error.detail); continue
-            }
-            if case .bookAdded(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
-            if case .metadataCorrected(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
-            let origin = envelope.origin!
-            let key = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
-            if let earlier = firstIndex[envelope.eventID] {
-                guard envelopes[earlier].recordsSameFact(as: envelope) else {
-                    try refuse("eventID", .inconsistent, "the same event ID comes earlier in the batch (envelope \(earlier + 1)) with another fact"); continue
-                }
-                if envelopes[earlier].origin != origin, claimed[key] == nil {
-                    if let named = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
-                        try refuse("origin.sequence", .duplicateID,
-                                   "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
-                    }
-                    claimed[key] = index
-                    copies.append(envelope)
-                }
-                result.alreadyHeld += 1
-                continue
-            }
-            firstIndex[envelope.eventID] = index
-            let named = try txn.get(sync.origins, (origin.replica, origin.sequence))
-            if let record = try log.event(withID: envelope.eventID.uuid, in: txn) {
-                guard try Self.envelope(of: record).recordsSameFact(as: envelope) else {
-                    try refuse("eventID", .inconsistent, "the event ID is already held at position \(record.position) with another fact"); continue
-                }
-                if let named, named.position != record.position {
-                    try refuse("origin.sequence", .duplicateID,
-                               "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
-                }
-                if named == nil, claimed.updateValue(index, forKey: key) == nil { copies.append(envelope) }
-                result.alreadyHeld += 1
-                continue
-            }
-            if let named {
-                try refuse("origin.sequence", .duplicateID,
-                           "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
-            }
-            if origin.replica == replica {
-                try refuse("origin.replica", .inconsistent,
-                           "it names this store's own replica \(replica), which never issued sequence \(origin.sequence): a store holds every event it made"); continue
-            }
-            if let other = claimed.updateValue(index, forKey: key) {
-                try refuse("origin.sequence", .duplicateID,
-                           "replica \(origin.replica)'s sequence \(origin.sequence) also names envelope \(other + 1), another event"); continue
-            }
-            fresh.append(envelope)
-        }
-        if !fresh.isEmpty {
-            (result.appended, result.refoldedBooks) = try appendAndFold(fresh, txn)
-        }
-        result.quarantined = try keepInQuarantine(quarantined, txn)
-        // Copies of held events: aliases of their records (the vector moves over them); readers
-        // whose canonical copy changed are refolded.
-        var aliases: [EventEnvelope] = []
-        var readers: [ReaderID] = []
-        for copy in copies {
-            guard let record = try log.event(withID: copy.eventID.uuid, in: txn), let own = try Self.envelope(of: record).origin else { continue }
-            if try noteAlias(copy, of: record, own: own, txn), !readers.contains(copy.reader) { readers.append(copy.reader) }
-            var alias = copy
-            alias.position = record.position
-            aliases.append(alias)
-        }
-        try noteOrigins(aliases, txn)
-        for reader in readers { try refoldReader(reader, txn) }
-        return result
-    }
-
-    /// Appends envelopes that carry their origins, in order, each to its own stream with no version
-    /// check (the history already happened), records their origins and folds them; returns how
-    /// many were new and how many books were refolded.
-    func appendAndFold(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> (appended: Int, refolded: Int) {
-        let parts = envelopes.map { envelope in
-            StreamAppend(key: StreamKey(envelope.stream), expectedVersion: .any,
-                         events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
-        }
-        let result = try log.append(parts, in: txn)
-        // Fold the envelopes in hand, with the positions the log gave them.
-        var stored: [EventEnvelope] = []
-        stored.reserveCapacity(result.writtenCount)
-        for (envelope, entry) in zip(envelopes, result.entries) where entry.isNew {
-            var copy = envelope
-            copy.position = entry.position
-            copy.streamVersion = entry.streamVersion
-            stored.append(copy)
-        }
-        try noteOrigins(stored, txn)
-        return (stored.count, try foldAppended(stored, txn))
     }
 
     // MARK: Transport state

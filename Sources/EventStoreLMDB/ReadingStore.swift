@@ -15,8 +15,10 @@ import ReadingEvents
 /// `Sendable`: it holds only `Sendable` handles; LMDB serializes writers, and every method opens
 /// its own transaction.
 public final class ReadingStore: Sendable {
-    /// The event log underneath (raw records; use this type's methods for decoded events).
-    public let log: EventLog
+    /// The event log underneath. Not public: every write goes through the append pipeline (see
+    /// ``append(_:from:_:)``); hosts read it through ``lastPosition()``, ``forEachEvent(from:_:)``
+    /// and ``verifyLog(progress:)``.
+    let log: EventLog
     /// The hour at which reading days start (0 = midnight), fixed when the store was created.
     public let dayStartHour: Int
     /// This store's replica ID: every event it creates records it (see ``EventOrigin``,
@@ -346,20 +348,10 @@ public final class ReadingStore: Sendable {
             }
             let events = try decide(txn)
             guard !events.isEmpty else { return (stored: [EventEnvelope](), isNew: false) }
-            var envelopes = try context.envelopes(for: events)
-            try stampLocal(&envelopes, txn)
-            let payloads = envelopes.map { NewEvent(eventID: $0.eventID.uuid, payload: BinaryEventCodec.encode($0)) }
             let version = try log.streamVersion(of: StreamKey(stream), in: txn)
-            let appended = try log.append(payloads, to: StreamKey(stream),
-                                          expectedVersion: version == 0 ? .noStream : .exactly(version), in: txn)
-            for (index, entry) in appended.entries.enumerated() {
-                envelopes[index].position = entry.position
-                envelopes[index].streamVersion = entry.streamVersion
-                envelopes[index].stream = stream
-            }
-            try noteOrigins(envelopes, txn)
-            try foldAppended(envelopes, txn)
-            return (stored: envelopes, isNew: true)
+            let outcome = try append(try context.envelopes(for: events),
+                                     from: .command(stream: stream, expectedVersion: version == 0 ? .noStream : .exactly(version)), txn)
+            return (stored: outcome.stored, isNew: true)
         } }
         if result.isNew { log.notifyObservers() }
         return result.stored
@@ -372,55 +364,30 @@ public final class ReadingStore: Sendable {
         return (counts.requests, counts.transactions)
     }
 
-    /// Appends envelopes made elsewhere (an import), skipping event IDs already stored, and folds
-    /// them, all in one write transaction. Envelopes are appended in order, each to its own
-    /// stream with no version check (the history already happened); their positions are assigned
-    /// anew. Returns how many were new.
+    /// Appends envelopes made elsewhere (a host's batch, `replay import`), skipping event IDs
+    /// already stored, and folds them, all in one write transaction: all of it or nothing.
+    /// Envelopes are appended in order, each to its own stream with no version check (the history
+    /// already happened); their positions are assigned anew. Returns how many were new.
     ///
-    /// Every envelope is first checked with ``RecordedBatch/check(_:stored:storedPageCount:)``: the
-    /// rules of ``EventEnvelope/validate(pageCount:)`` (page counts from earlier envelopes of the
-    /// book, else the store's views), and an event ID already stored or repeated in the batch must
-    /// carry the same fact. Throws ``RecordedEventRejection`` naming the envelope; nothing is written.
+    /// Envelopes without an origin are new facts of this replica, checked by the same rules as a
+    /// command (see the append pipeline in the Replication article): an event ID already stored or
+    /// repeated in the batch must carry the same fact; a book event must pass the decide step on
+    /// the book's stored history and the batch's earlier events; every event keeps
+    /// ``ReadingEvents/EventEnvelope/validate(pageCount:)`` (page counts from earlier envelopes of
+    /// the book, else the store's views). Then they get this store's origin. Envelopes that carry
+    /// an origin are events of a replica (an export of a store): they keep it and merge as in
+    /// ``merge(_:)``, except that a refused one refuses the batch.
+    ///
+    /// - Throws: ``RecordedEventRejection`` (an envelope without an origin) or ``MergeRejection``
+    ///   (one with an origin) naming the envelope's index in the batch; nothing is written.
     @discardableResult
     public func appendRecorded(_ envelopes: [EventEnvelope]) throws -> Int {
         let written = try log.environment.write { txn -> Int in
             try catchUpAll(txn)
-            return try appendRecorded(envelopes, txn)
+            return try append(envelopes, from: .recorded(listDecideRefusals: false), txn).stored.count
         }
         if written > 0 { log.notifyObservers() }
         return written
-    }
-
-    /// Appends and folds `envelopes` inside `txn` (views caught up before); returns how many were new.
-    /// Envelopes that carry an origin are events of a replica (an export of a store): they merge
-    /// (``merge(_:)``: skipped when held, never refused for this store's state, a
-    /// ``MergeRejection`` with the batch index for a malformed one). The others are new facts of
-    /// this replica: checked as described above, then stamped with this store's origin.
-    func appendRecorded(_ envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> Int {
-        let remoteIndices = envelopes.indices.filter { envelopes[$0].origin != nil }
-        var merged = MergeResult()
-        if !remoteIndices.isEmpty {
-            do { merged = try merge(remoteIndices.map { envelopes[$0] }, mode: .refuse, txn) } catch let rejection as MergeRejection {
-                throw MergeRejection(index: remoteIndices[rejection.index], eventID: rejection.eventID, field: rejection.field,
-                                     rule: rejection.rule, detail: rejection.detail)
-            }
-            guard remoteIndices.count < envelopes.count else { return merged.appended }
-        }
-        let localIndices = envelopes.indices.filter { envelopes[$0].origin == nil }
-        let envelopes = remoteIndices.isEmpty ? envelopes : localIndices.map { envelopes[$0] }
-        let stored: Set<EventID>
-        do { stored = try checkRecorded(envelopes, txn) } catch let rejection as RecordedEventRejection where !remoteIndices.isEmpty {
-            throw rejection.renumbered(localIndices)
-        }
-        // Only the first of each ID, and only IDs not stored, take sequence numbers.
-        var seen = Set<EventID>()
-        var fresh: [EventEnvelope] = []
-        fresh.reserveCapacity(envelopes.count)
-        for envelope in envelopes where seen.insert(envelope.eventID).inserted {
-            if !stored.contains(envelope.eventID) { fresh.append(envelope) }
-        }
-        try stampLocal(&fresh, txn)
-        return try appendAndFold(fresh, txn).appended + merged.appended
     }
 
     // MARK: Reading

@@ -45,7 +45,7 @@ extension Replay {
             if let reader = reader.flatMap(ReaderID.init(uuidString:)) {
                 for e in try store.auditTrail(reader: reader, book: book.flatMap(BookID.init(uuidString:))) { emit(e) }
             } else {
-                try store.log.forEachEvent(from: 1) { record in emit(try ReadingStore.envelope(of: record)); return true }
+                try store.forEachEvent(from: 1) { e in emit(e); return true }
             }
         }
     }
@@ -104,7 +104,7 @@ extension Replay {
             } else if let onlyReader {
                 for e in try store.auditTrail(reader: onlyReader) { emit(e) }
             } else {
-                try store.log.forEachEvent(from: 1) { record in emit(try ReadingStore.envelope(of: record)); return true }
+                try store.forEachEvent(from: 1) { e in emit(e); return true }
             }
             flush()
         }

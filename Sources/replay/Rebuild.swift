@@ -22,7 +22,7 @@ extension Replay {
 
         func run() throws {
             let store = try options.openExisting()
-            let total = try store.log.lastPosition()
+            let total = try store.lastPosition()
             let start = ContinuousClock.now
             let interactive = stderrIsTerminal && !json
             let report = try store.rebuild(view: view?.rawValue) { done, all in
@@ -78,12 +78,12 @@ extension Replay {
             }
             endWithParent()
             let store = try options.openExisting(readOnly: true)
-            let chain = try store.log.verify()
+            let chain = try store.verifyLog()
             var faults = chain.faults.map { ["position": $0.position, "kind": "\($0.kind)", "detail": $0.detail] as [String: Any] }
             var decoded = 0, unknown = 0
             var unknownTypes: [String: Int] = [:]
             if chain.isIntact {
-                try store.log.forEachEvent(from: 1) { record in
+                try store.forEachRecord(from: 1) { record in
                     do {
                         let envelope = try ReadingStore.envelope(of: record)
                         decoded += 1
@@ -150,8 +150,8 @@ extension Replay {
         func run() throws {
             let store = try options.openExisting(readOnly: true)
             let url = URL(fileURLWithPath: destination)
-            let size = try store.log.backup(to: url)
-            print("backed up \(try store.log.lastPosition()) events to \(url.path) (\(size) bytes)")
+            let size = try store.backup(to: url)
+            print("backed up \(try store.lastPosition()) events to \(url.path) (\(size) bytes)")
         }
     }
 
@@ -166,21 +166,20 @@ extension Replay {
             let store = try options.openExisting()
             var perType: [String: Int] = [:]
             var perReader: [String: Int] = [:]
-            try store.log.forEachEvent(from: 1) { record in
-                let envelope = try ReadingStore.envelope(of: record)
+            try store.forEachEvent(from: 1) { envelope in
                 perType[envelope.type.tag, default: 0] += 1
                 perReader[envelope.reader.description, default: 0] += 1
                 return true
             }
             let fileSize = (try? FileManager.default.attributesOfItem(atPath: options.url.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
-            let last = try store.log.lastPosition()
+            let last = try store.lastPosition()
             let checkpoint = try store.viewCheckpoint()
             if json {
                 try printJSON(["eventsPerType": perType, "eventsPerReader": perReader, "fileBytes": fileSize,
-                               "mapBytes": store.log.environment.mapSize, "lastPosition": last, "viewCheckpoint": checkpoint,
+                               "mapBytes": store.mapSize, "lastPosition": last, "viewCheckpoint": checkpoint,
                                "dayStartHour": store.dayStartHour])
             } else {
-                print("last position \(last) · view checkpoint \(checkpoint) · data.mdb \(fileSize) bytes · map \(store.log.environment.mapSize) bytes · day starts at \(store.dayStartHour):00")
+                print("last position \(last) · view checkpoint \(checkpoint) · data.mdb \(fileSize) bytes · map \(store.mapSize) bytes · day starts at \(store.dayStartHour):00")
                 print("events per type:")
                 for (type, count) in perType.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) { print("  \(type): \(count)") }
                 print("events per reader:")

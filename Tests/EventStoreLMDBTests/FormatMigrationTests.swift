@@ -4,7 +4,7 @@ import Projections
 import ReadingEvents
 import TestSupport
 import Testing
-@testable import EventStoreLMDB
+@_spi(RawLog) @testable import EventStoreLMDB
 
 /// Stores written before replicas (format 1: no origins in the records, no sync tables) and
 /// before binary stream keys (format 2: every record, `streams` and `streamIndex` name streams

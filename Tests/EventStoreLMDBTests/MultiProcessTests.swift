@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import ReadingEvents
 import Testing
-@testable import EventStoreLMDB
+@_spi(RawLog) @testable import EventStoreLMDB
 import LMDB
 
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import TestSupport
 import Projections
 import ReadingEvents
 import Testing
-@testable import EventStoreLMDB
+@_spi(RawLog) @testable import EventStoreLMDB
 
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import ReadingEvents
 import Testing
-@testable import EventStoreLMDB
+@_spi(RawLog) @testable import EventStoreLMDB
 
 /// Records changed directly with LMDB, bypassing the API: `EventLog.verify` finds each change and
 /// names the first bad position.

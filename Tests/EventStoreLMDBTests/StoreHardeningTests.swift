@@ -4,7 +4,7 @@ import TestSupport
 import Projections
 import ReadingEvents
 import Testing
-@testable import EventStoreLMDB
+@_spi(RawLog) @testable import EventStoreLMDB
 
 #if canImport(Glibc)
 import Glibc

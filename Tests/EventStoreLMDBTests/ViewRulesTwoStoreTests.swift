@@ -6,8 +6,9 @@ import TestSupport
 @testable import EventStoreLMDB
 
 /// Issue 25, cases 1-3 through the real store: the histories of `ViewRulesTwoTests` appended as
-/// an import (in the order given, which the decide step would not produce), with the fixed
-/// results in the persisted views and decision records, equal to a fresh fold and to a rebuild.
+/// an export of another replica (in the order given, which one device's decide step would not
+/// produce: they arise when several devices' events meet), with the fixed results in the persisted
+/// views and decision records, equal to a fresh fold and to a rebuild.
 @Suite("View rules (2) in the store")
 struct ViewRulesTwoStoreTests {
     typealias F = Facade
@@ -51,7 +52,14 @@ struct ViewRulesTwoStoreTests {
                          "2025-05-25T21:45:00+09:00"),
                 envelope(.sessionStarted(SessionStarted(session: session, book: timed)), "2025-05-25T21:00:00+09:00"),
             ]
-            #expect(try store.appendRecorded(history) == history.count)
+            // Stamped by one peer replica in the order given, so canonical order is that order.
+            let peer = ReplicaID()
+            let exported = history.enumerated().map { index, envelope in
+                var copy = envelope
+                copy.origin = EventOrigin(stamp: UInt64(index + 1), replica: peer, sequence: UInt64(index + 1))
+                return copy
+            }
+            #expect(try store.appendRecorded(exported) == history.count)
 
             let may = YearMonth(year: 2025, month: 5)
             try store.withViews { views in

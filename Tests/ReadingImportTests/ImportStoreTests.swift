@@ -24,7 +24,7 @@ import Testing
             #expect(first.added == result.envelopes.count)
             total += first.added
         }
-        let digest = try store.viewDigest(), last = try store.log.lastPosition()
+        let digest = try store.viewDigest(), last = try store.lastPosition()
         #expect(last == UInt64(total))
         for result in results {
             // Read again (a new ImportResult, a later importedAt) and import again: nothing is added.
@@ -37,7 +37,7 @@ import Testing
             #expect(second.alreadyStored == again.envelopes.count)
         }
         #expect(try store.viewDigest() == digest)
-        #expect(try store.log.lastPosition() == last)
+        #expect(try store.lastPosition() == last)
         // The views are the fold of the events: a rebuild gives the same digest.
         #expect(try store.rebuild().digest == digest)
     }

@@ -1,4 +1,4 @@
-import EventStoreLMDB
+@_spi(RawLog) import EventStoreLMDB
 import Foundation
 import TestSupport
 import ReadingEvents

@@ -44,7 +44,7 @@
 //       PATH exists, then prints "snapshot LAST BEYOND": the last position the snapshot still
 //       sees and how many records after the first LAST it sees (0 when it is a true snapshot).
 import DemoHistory
-import EventStoreLMDB
+@_spi(RawLog) import EventStoreLMDB
 import Foundation
 import ReadingEvents
 import TestSupport
@@ -109,7 +109,7 @@ if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapS
             let part = Array(history[index..<min(history.count, index + chunk)])
             try store.appendRecorded(part)
             let lastID = part.last!.eventID.uuid
-            guard let stored = try store.log.event(withID: lastID) else { fail("event \(lastID) missing after its append") }
+            guard let stored = try store.event(withID: EventID(lastID)) else { fail("event \(lastID) missing after its append") }
             say("ack \(stored.position) \(lastID.uuidString)")
             index += part.count
         }
@@ -148,7 +148,7 @@ if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapS
         var index = 0
         while index < batch.count {
             let result = try store.merge(Array(batch[index..<min(batch.count, index + chunk)]))
-            say("ack \(result.appended) \(try store.log.lastPosition())")
+            say("ack \(result.appended) \(try store.lastPosition())")
             index += chunk
         }
         say("done")

@@ -1,7 +1,7 @@
 // The three contenders: the ReadingStore, raw LMDB (the ceiling) and SQLite through GRDB (the
 // baseline a Swift developer would otherwise write), plus the realistic event source.
 import DemoHistory
-import EventStoreLMDB
+@_spi(Benchmarks) import EventStoreLMDB
 import Foundation
 import GRDB
 import Projections
@@ -90,7 +90,7 @@ final class RawLMDB {
 
 /// The exact stored record bytes of a store's log (to feed raw LMDB the same puts).
 func storedRecords(of store: ReadingStore) throws -> [[UInt8]] {
-    let env = store.log.environment
+    let env = store.environment
     let db = try env.openDatabase(named: "events", keys: BigEndianUInt64.self, values: RawBytes.self, create: false)
     var records: [[UInt8]] = []
     try env.read { txn in

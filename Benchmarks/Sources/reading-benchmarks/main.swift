@@ -14,7 +14,7 @@
 // Child modes (not for direct use): --child-rebuild, --child-open, --child-open-raw (P6, P7), and
 // --make-store N, --rebuild-once DIR, --append-once N (Scripts/rebuild-instructions.sh, the callgrind figures).
 import DemoHistory
-import EventStoreLMDB
+@_spi(Benchmarks) import EventStoreLMDB
 import Foundation
 import GRDB
 import Projections
@@ -85,7 +85,7 @@ if args.first == "--append-once" {
     let store = try openStore(dir, options: smallMap)
     let chunk = ProcessInfo.processInfo.environment["APPEND_CHUNK"].flatMap(Int.init) ?? 1_000
     try measuredAppend(store, events, chunk: max(1, chunk))
-    let appended = try store.log.lastPosition()
+    let appended = try store.lastPosition()
     try? FileManager.default.removeItem(at: dir)
     print("RESULT \(appended)")
     exit(0)
@@ -397,7 +397,7 @@ var digests: (store: String, sqlite: String) = ("", "")
 do {
     let store = try openStore(mid.store, options: bigMap)
     let sqlite = try SQLiteBaseline(mid.sqlite!)
-    let env = store.log.environment
+    let env = store.environment
     let events = try env.openDatabase(named: "events", keys: BigEndianUInt64.self, values: RawBytes.self, create: false)
     for round in 0..<max(1, rounds - 2) {
         note("P4 round \(round + 1): rebuild of \(rebuildEvents) events; raw LMDB scan; SQLite read + JSON decode + fold")

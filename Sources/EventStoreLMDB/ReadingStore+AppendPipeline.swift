@@ -1,0 +1,330 @@
+import Foundation
+import LMDB
+import Projections
+import ReadingEvents
+
+/// The one way events enter a store. Every public write (``ReadingStore/execute(_:book:context:)``,
+/// ``ReadingStore/execute(_:context:)``, ``ReadingStore/appendRecorded(_:)``,
+/// ``ReadingStore/importHistory(_:)``, ``ReadingStore/merge(_:)``, ``ReadingStore/retryQuarantine()``)
+/// is a thin entry that opens a write transaction, folds what another writer left unfolded, and
+/// hands its envelopes here with their ``Source``: where their origins come from, and what happens
+/// to an envelope the checks refuse. The pipeline then runs, in that one transaction:
+///
+/// 1. **check**: new facts of this replica (a command's events, envelopes without an origin) keep
+///    the value rules (``ReadingEvents/EventEnvelope/validate(pageCount:)``, with the book's page
+///    count from the batch and the views) and, for book events made elsewhere, the decide step's
+///    state rules (the same `decide` a command runs, on the book's persisted decision state);
+///    events of replicas keep ``ReadingEvents/EventEnvelope/validateReplicated(pageCount:)`` and
+///    the origin rules (not this replica's unissued sequence, not a slot another event holds), and
+///    the identity rule sorts each into new, held, or an alias of a held event;
+/// 2. **stamp**: new facts get this replica's origin (the next sequence numbers, hybrid-clock stamps);
+/// 3. **append**: one ``EventLog`` append of every new record;
+/// 4. **record origins**: the origins index, the clock, the version vector, aliases, the quarantine;
+/// 5. **fold**: the views, in the same transaction (books an event arrives late for are refolded;
+///    readers whose canonical copy of an event changed are refolded).
+extension ReadingStore {
+    /// Where a batch's origins come from, and what the pipeline does with a refused envelope.
+    enum Source {
+        /// A command's events, decided on the stream's persisted state (the decide step ran):
+        /// appended to `stream` only if it is still at `expectedVersion`; stamped here.
+        case command(stream: StreamID, expectedVersion: ExpectedVersion)
+        /// Events made elsewhere (an import, a host's batch): those without an origin are new facts
+        /// of this replica (checked, then stamped here), those with one are events of a replica
+        /// (an export of a store) and keep their origins. A refused envelope refuses the batch
+        /// (nothing is written), except that with `listDecideRefusals` a book event the decide step
+        /// refuses on the stored history is only left out and listed (an import's newer export).
+        case recorded(listDecideRefusals: Bool)
+        /// Events of other replicas (a sync): an envelope no receiver can take is kept in the
+        /// quarantine with its reason, and the rest goes on.
+        case replicated
+    }
+
+    /// What one pass of the pipeline did.
+    ///
+    /// Not `Sendable`-relevant: a local value of one write.
+    struct PipelineOutcome {
+        /// The appended envelopes, with their positions, stream versions and origins.
+        var stored: [EventEnvelope] = []
+        /// The counts a merge reports (`received` counts the replicas' envelopes only).
+        var merge = MergeResult()
+        /// New facts skipped because their event IDs are held (or repeated in the batch).
+        var alreadyStored = 0
+        /// New facts the decide step refused (with ``Source/recorded(listDecideRefusals:)``).
+        var rejected: [ImportOutcome.Rejection] = []
+    }
+
+    /// Runs the pipeline over `envelopes` inside `txn` (views caught up before).
+    func append(_ envelopes: [EventEnvelope], from source: Source, _ txn: WriteTransaction) throws -> PipelineOutcome {
+        var outcome = PipelineOutcome()
+        // 1. Check.
+        var checked = CheckedBatch()
+        switch source {
+        case .command:
+            for envelope in envelopes {
+                do { try envelope.validate() } catch {
+                    // The decide step made these events from checked input: a refusal here is a bug.
+                    throw EventStoreError.invalidArgument(field: error.field, detail: "a command decided an event that breaks a rule: \(error.description)")
+                }
+            }
+            checked.newFacts = envelopes
+        case .recorded(let listDecideRefusals):
+            let replicated = envelopes.indices.filter { envelopes[$0].origin != nil }
+            try checkReplicated(envelopes, replicated, mode: .refuse, into: &checked, txn)
+            try checkNewFacts(envelopes, envelopes.indices.filter { envelopes[$0].origin == nil },
+                              listDecideRefusals: listDecideRefusals, into: &checked, &outcome, txn)
+            outcome.merge.received = replicated.count
+        case .replicated:
+            try checkReplicated(envelopes, Array(envelopes.indices), mode: .quarantine, into: &checked, txn)
+            outcome.merge.received = envelopes.count
+        }
+        outcome.merge.alreadyHeld = checked.alreadyHeld
+        // 2. Stamp.
+        try stampLocal(&checked.newFacts, txn)
+        // 3. Append: a command's events to its stream at the version it was decided on; the others
+        // each to its own stream with no version check (the history already happened).
+        let batch = checked.replicated + checked.newFacts
+        if !batch.isEmpty {
+            let parts: [StreamAppend]
+            if case .command(let stream, let expectedVersion) = source {
+                parts = [StreamAppend(key: StreamKey(stream), expectedVersion: expectedVersion,
+                                      events: batch.map { NewEvent(eventID: $0.eventID.uuid, payload: BinaryEventCodec.encode($0)) })]
+            } else {
+                parts = batch.map { envelope in
+                    StreamAppend(key: StreamKey(envelope.stream), expectedVersion: .any,
+                                 events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
+                }
+            }
+            let result = try log.append(parts, in: txn)
+            for (envelope, entry) in zip(batch, result.entries) {
+                // Every event ID was checked new above; the log's answer is the check's.
+                guard entry.isNew else {
+                    throw EventStoreError.invalidArgument(field: "eventID", detail: "event \(envelope.eventID) was checked new but the log holds it")
+                }
+                var copy = envelope
+                copy.position = entry.position
+                copy.streamVersion = entry.streamVersion
+                outcome.stored.append(copy)
+            }
+        }
+        // 4. Record origins: the new records', the quarantine's slots, the aliases'.
+        try noteOrigins(outcome.stored, txn)
+        outcome.merge.appended = outcome.stored.count
+        outcome.merge.quarantined = try keepInQuarantine(checked.quarantined, txn)
+        var aliases: [EventEnvelope] = []
+        var readers: [ReaderID] = []
+        for copy in checked.copies {
+            guard let record = try log.event(withID: copy.eventID.uuid, in: txn), let own = try Self.envelope(of: record).origin else { continue }
+            if try noteAlias(copy, of: record, own: own, txn), !readers.contains(copy.reader) { readers.append(copy.reader) }
+            var alias = copy
+            alias.position = record.position
+            aliases.append(alias)
+        }
+        try noteOrigins(aliases, txn)
+        // 5. Fold.
+        outcome.merge.refoldedBooks = try foldAppended(outcome.stored, txn)
+        for reader in readers { try refoldReader(reader, txn) }
+        return outcome
+    }
+
+    /// A batch sorted by the check step.
+    ///
+    /// Not `Sendable`-relevant: a local value of one write.
+    struct CheckedBatch {
+        /// Events of replicas new to this store, in canonical order.
+        var replicated: [EventEnvelope] = []
+        /// New facts of this replica, in batch order (stamped after the check).
+        var newFacts: [EventEnvelope] = []
+        /// Other replicas' copies of events held (or new in this batch): aliases.
+        var copies: [EventEnvelope] = []
+        /// Envelopes of replicas kept aside, with their reasons.
+        var quarantined: [(envelope: EventEnvelope, reason: String, holdsSlot: Bool)] = []
+        /// Replicas' envelopes already held or repeated.
+        var alreadyHeld = 0
+        /// Every event ID the batch adds or holds, with the envelope that carries it.
+        var ids: [EventID: EventEnvelope] = [:]
+    }
+
+    /// The page counts of books as a batch goes: the latest `BookAdded`/`MetadataCorrected` earlier
+    /// in the batch, else the store's views (read once per book and batch).
+    ///
+    /// Not `Sendable`-relevant: a local value of one write.
+    struct PageCounts {
+        private var known: [StreamID: Int?] = [:]
+        let views: LMDBViewStore
+
+        init(views: LMDBViewStore) { self.views = views }
+
+        /// The page count of the book of `envelope` as of it (`nil`: unknown, or not a book event).
+        mutating func before(_ envelope: EventEnvelope) throws -> Int? {
+            guard case .book(let reader, let book) = envelope.stream else { return nil }
+            if let count = known[envelope.stream] { return count }
+            let count = try views.bookSummary(reader: reader, book: book)?.metadata.pageCount
+            known[envelope.stream] = .some(count)
+            return count
+        }
+
+        /// Notes the page count `envelope` sets, if it sets one.
+        mutating func note(_ envelope: EventEnvelope) {
+            if case .bookAdded(let e) = envelope.event { known[envelope.stream] = .some(e.metadata.pageCount) }
+            if case .metadataCorrected(let e) = envelope.event { known[envelope.stream] = .some(e.metadata.pageCount) }
+        }
+    }
+
+    /// The check of events of replicas (`indices` of `envelopes`), in canonical order (envelopes
+    /// by origin, then batch order), so the first copy of an event ID met is the one whose origin
+    /// sorts first. A refused one throws ``MergeRejection`` (`.refuse`, also for a position or page
+    /// beyond the book's page count as known from the batch and the store: a replica's own decide
+    /// step kept it within its page count) or goes to the quarantine (`.quarantine`: page counts
+    /// are not checked there, since replicas may know a book's page count at different times).
+    func checkReplicated(_ envelopes: [EventEnvelope], _ indices: [Int], mode: MergeMode,
+                         into checked: inout CheckedBatch, _ txn: WriteTransaction) throws {
+        guard !indices.isEmpty else { return }
+        let order = indices.sorted { a, b in
+            switch (envelopes[a].origin, envelopes[b].origin) {
+            case (let x?, let y?): x != y ? x < y : a < b
+            case (nil, _?): true
+            case (_?, nil): false
+            case (nil, nil): a < b
+            }
+        }
+        var pageCounts = mode == .refuse ? PageCounts(views: try activeViews(txn)) : nil
+        var firstIndex: [EventID: Int] = [:]
+        var claimed: [EventOrigin: Int] = [:]
+        for index in order {
+            let envelope = envelopes[index]
+            func refuse(_ field: String, _ rule: ValidationRule, _ detail: String) throws {
+                switch mode {
+                case .refuse:
+                    throw MergeRejection(index: index, eventID: envelope.eventID, field: field, rule: rule, detail: detail)
+                case .quarantine:
+                    // A refusal that is not about the origin itself leaves the origin's slot to this
+                    // event alone: the quarantine keeps it in that place (see keepInQuarantine).
+                    checked.quarantined.append((envelope, "\(field): \(detail) [rule: \(rule.rawValue)]", !field.hasPrefix("origin")))
+                }
+            }
+            do { try envelope.validateReplicated(pageCount: pageCounts?.before(envelope)) } catch let error as ValidationError {
+                try refuse(error.field, error.rule, error.detail); continue
+            }
+            pageCounts?.note(envelope)
+            let origin = envelope.origin!
+            let key = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
+            if let earlier = firstIndex[envelope.eventID] {
+                guard envelopes[earlier].recordsSameFact(as: envelope) else {
+                    try refuse("eventID", .inconsistent, "the same event ID comes earlier in the batch (envelope \(earlier + 1)) with another fact"); continue
+                }
+                if envelopes[earlier].origin != origin, claimed[key] == nil {
+                    if let named = try txn.get(sync.origins, (origin.replica, origin.sequence)) {
+                        try refuse("origin.sequence", .duplicateID,
+                                   "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
+                    }
+                    claimed[key] = index
+                    checked.copies.append(envelope)
+                }
+                checked.alreadyHeld += 1
+                continue
+            }
+            firstIndex[envelope.eventID] = index
+            let named = try txn.get(sync.origins, (origin.replica, origin.sequence))
+            if let record = try log.event(withID: envelope.eventID.uuid, in: txn) {
+                let held = try Self.envelope(of: record)
+                guard held.recordsSameFact(as: envelope) else {
+                    try refuse("eventID", .inconsistent, "the event ID is already held at position \(record.position) with another fact"); continue
+                }
+                if let named, named.position != record.position {
+                    try refuse("origin.sequence", .duplicateID,
+                               "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
+                }
+                if named == nil, claimed.updateValue(index, forKey: key) == nil { checked.copies.append(envelope) }
+                checked.ids[envelope.eventID] = held
+                checked.alreadyHeld += 1
+                continue
+            }
+            if let named {
+                try refuse("origin.sequence", .duplicateID,
+                           "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
+            }
+            if origin.replica == replica {
+                try refuse("origin.replica", .inconsistent,
+                           "it names this store's own replica \(replica), which never issued sequence \(origin.sequence): a store holds every event it made"); continue
+            }
+            if let other = claimed.updateValue(index, forKey: key) {
+                try refuse("origin.sequence", .duplicateID,
+                           "replica \(origin.replica)'s sequence \(origin.sequence) also names envelope \(other + 1), another event"); continue
+            }
+            checked.ids[envelope.eventID] = envelope
+            checked.replicated.append(envelope)
+        }
+    }
+
+    /// The check of new facts made elsewhere (`indices` of `envelopes`, in batch order): an event
+    /// ID earlier in the batch, or held (except for an import, which keeps what it stored first),
+    /// must carry the same fact (then it is skipped), a
+    /// book event passes the decide step on its book's persisted decision state and the batch's
+    /// earlier events (given the command the event records, it must decide exactly that event),
+    /// and the value rules hold with the book's page count as of the envelope. A refusal
+    /// throws ``RecordedEventRejection`` naming the envelope; with `listDecideRefusals` a decide-step
+    /// refusal is listed in the outcome instead and the envelope is left out.
+    func checkNewFacts(_ envelopes: [EventEnvelope], _ indices: [Int], listDecideRefusals: Bool,
+                       into checked: inout CheckedBatch, _ outcome: inout PipelineOutcome, _ txn: WriteTransaction) throws {
+        guard !indices.isEmpty else { return }
+        var pageCounts = PageCounts(views: try activeViews(txn))
+        var firstIndex: [EventID: Int] = [:]
+        var states: [StreamID: BookState] = [:]
+        for index in indices {
+            let envelope = envelopes[index]
+            if let earlier = firstIndex[envelope.eventID] {
+                guard envelope.recordsSameFact(as: envelopes[earlier]) else {
+                    throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .conflictsWithBatch(index: earlier))
+                }
+                outcome.alreadyStored += 1
+                continue
+            }
+            firstIndex[envelope.eventID] = index
+            let held: EventEnvelope?
+            if let inBatch = checked.ids[envelope.eventID] { held = inBatch } else {
+                held = try log.event(withID: envelope.eventID.uuid, in: txn).map(Self.envelope(of:))
+            }
+            if let held {
+                // An import keeps what an earlier import of the row stored (a newer export may
+                // describe the row differently: re-imports add only new rows); a host's batch must
+                // not contradict the store.
+                guard listDecideRefusals || envelope.recordsSameFact(as: held) else {
+                    throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .conflictsWithStored(position: held.position))
+                }
+                outcome.alreadyStored += 1
+                continue
+            }
+            // The decide step first: what it refuses on the stored history (a page past the page
+            // count included) is what an import lists; then the rules an event keeps on its own.
+            if case .book(_, let book) = envelope.stream, let command = envelope.event.bookCommand {
+                let stream = envelope.stream
+                var state = try states[stream] ?? decisionState(reader: envelope.reader, book: book, txn)
+                let refusal: ValidationError?
+                do {
+                    let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
+                    refusal = decided == [envelope.event] ? nil
+                        : ValidationError(field: "event", rule: .inconsistent,
+                                          detail: "it changes nothing in the stored history of book \(book)")
+                } catch {
+                    refusal = error
+                }
+                if let refusal {
+                    guard listDecideRefusals else {
+                        throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(refusal))
+                    }
+                    outcome.rejected.append(.init(eventID: envelope.eventID, type: envelope.type.tag, book: book,
+                                                  reason: refusal.rule == .inconsistent && refusal.field == "event" ? refusal.detail : "\(refusal)"))
+                    continue
+                }
+                state.apply(envelope.event, occurredAt: envelope.occurredAt)
+                states[stream] = state
+            }
+            do { try envelope.validate(pageCount: pageCounts.before(envelope)) } catch let error as ValidationError {
+                throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(error))
+            }
+            pageCounts.note(envelope)
+            checked.ids[envelope.eventID] = envelope
+            checked.newFacts.append(envelope)
+        }
+    }
+}
