@@ -15,14 +15,19 @@ extension EventEnvelope {
     /// added (and not removed or finished), that a position fits between the records made before
     /// and after it, that a session was started, a goal is active, a sentence exists, an ID is new.
     ///
-    /// - Parameters:
-    ///   - pageCount: the book's page count as known before this event (from earlier events of the
-    ///     same batch, or the store), `nil` when unknown: positions and pages are then checked
-    ///     against ``BookMetadata/maxPageCount``.
-    ///   - goalStart: the start of the book's active goal as known before this event (from an
-    ///     earlier `GoalSet` of the same batch), `nil` when unknown: a `GoalChanged` target is then
-    ///     checked only against ``Limits/years``.
-    public func validate(pageCount: Int? = nil, goalStart: LocalDate? = nil) throws(ValidationError) {
+    /// - Parameter pageCount: the book's page count as known before this event (from earlier events
+    ///   of the same batch, or the store), `nil` when unknown: positions and pages are then checked
+    ///   against ``BookMetadata/maxPageCount``.
+    public func validate(pageCount: Int? = nil) throws(ValidationError) {
+        try validate(pageCount: pageCount, goalStart: nil)
+    }
+
+    /// ``validate(pageCount:)``, and with `goalStart` (the start of the book's active goal as known
+    /// before this event, from an earlier `GoalSet` of the same batch) a `GoalChanged` target is
+    /// checked not to be before it (`targetBeforeStart`, field `targetDate`), the rule
+    /// ``BookCommand/changeGoal(targetDate:theme:)`` keeps. Without it (`nil`) the target is checked
+    /// against ``Limits/years`` only.
+    public func validate(pageCount: Int?, goalStart: LocalDate?) throws(ValidationError) {
         try ValueRules.instants(occurredAt: occurredAt, recordedAt: recordedAt)
         _ = try ZoneID(timeZone.identifier, field: "timeZone")
         if case .unknown = event {
@@ -37,7 +42,10 @@ extension EventEnvelope {
                                       detail: "a \(event.type.tag) event belongs to stream \(expected), not \(stream)")
             }
         }
-        try event.validate(pageCount: pageCount, goalStart: goalStart)
+        try event.validate(pageCount: pageCount)
+        if let goalStart, case .goalChanged(let e) = event {
+            try ValueRules.goalDates(start: goalStart, target: e.targetDate)
+        }
     }
 
     /// Whether two envelopes record the same fact: the identity rule of replication.
@@ -66,10 +74,8 @@ extension EventEnvelope {
     /// - It keeps every rule of ``validate(pageCount:)`` (the stream fits the payload's book and
     ///   reader, instants, zone, value rules).
     ///
-    /// - Parameters:
-    ///   - pageCount: the book's page count as known before this event, `nil` when unknown.
-    ///   - goalStart: the start of the book's active goal as known before this event, `nil` when unknown.
-    public func validateReplicated(pageCount: Int? = nil, goalStart: LocalDate? = nil) throws(ValidationError) {
+    /// - Parameter pageCount: the book's page count as known before this event, `nil` when unknown.
+    public func validateReplicated(pageCount: Int? = nil) throws(ValidationError) {
         guard let origin else {
             throw ValidationError(field: "origin", rule: .empty,
                                   detail: "an event of another replica carries the origin its replica gave it (replica, sequence, stamp)")
@@ -81,7 +87,7 @@ extension EventEnvelope {
         guard origin.sequence >= 1 else {
             throw ValidationError(field: "origin.sequence", rule: .outOfRange, detail: "a replica numbers its events from 1, not 0")
         }
-        try validate(pageCount: pageCount, goalStart: goalStart)
+        try validate(pageCount: pageCount)
     }
 }
 
@@ -95,11 +101,8 @@ extension ReadingEvent {
     /// lengths, session lengths, read-through numbers from 1, a home order without repeats, and an
     /// unknown event's type tag (``EventType/checkTag(_:schemaVersion:)``).
     ///
-    /// - Parameters:
-    ///   - pageCount: the book's page count as known before this event, or `nil`.
-    ///   - goalStart: the start of the book's active goal as known before this event, or `nil`:
-    ///     with it, a `GoalChanged` target is checked not to be before it.
-    public func validate(pageCount: Int? = nil, goalStart: LocalDate? = nil) throws(ValidationError) {
+    /// - Parameter pageCount: the book's page count as known before this event, or `nil`.
+    public func validate(pageCount: Int? = nil) throws(ValidationError) {
         switch self {
         case .bookAdded(let e):
             _ = try e.metadata.validated()
@@ -113,7 +116,6 @@ extension ReadingEvent {
             try ValueRules.theme(e.theme)
         case .goalChanged(let e):
             try ValueRules.date(e.targetDate, field: "targetDate")
-            if let goalStart { try ValueRules.goalDates(start: goalStart, target: e.targetDate) }
             try ValueRules.theme(e.theme)
         case .pagesRead(let e):
             try ValueRules.position(e.position, field: "position", pageCount: pageCount)

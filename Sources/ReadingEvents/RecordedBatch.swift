@@ -61,7 +61,7 @@ public struct RecordedEventRejection: Error, Sendable, Hashable, CustomStringCon
 ///
 /// `Sendable`: an uninhabited namespace.
 public enum RecordedBatch {
-    /// Checks every envelope with ``EventEnvelope/validate(pageCount:)`` and finds conflicts.
+    /// Checks every envelope with ``EventEnvelope/validate(pageCount:goalStart:)`` and finds conflicts.
     ///
     /// - An event ID repeated in the batch, or already stored, must record the same fact
     ///   (``EventEnvelope/recordsSameFact(as:)``); then it is skipped, else it is a conflict.
