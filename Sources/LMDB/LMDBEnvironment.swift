@@ -46,7 +46,10 @@ public final class LMDBEnvironment: @unchecked Sendable {
     ///
     /// - Throws: ``LMDBError``: ``LMDBError/Kind/alreadyOpen`` when this process has the
     ///   directory open already; LMDB's error when `mdb_env_open` fails (for example
-    ///   ``LMDBError/Kind/invalidFile`` for a `data.mdb` that is not LMDB).
+    ///   ``LMDBError/Kind/invalidFile`` for a `data.mdb` that is not LMDB);
+    ///   ``LMDBError/Kind/diskFull`` ("no space left on device while creating PATH/lock.mdb", or
+    ///   `data.mdb`) when the disk cannot hold a new lock or data file: the lock file gets its disk
+    ///   blocks before LMDB maps it, so a full disk is this error, never a `SIGBUS`.
     public init(directory: URL, options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws {
         guard let resolved = realpath(directory.path, nil) else {
             throw LMDBError(operation: "realpath(\(directory.path))", code: errno)
@@ -54,6 +57,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
         let path = String(cString: resolved)
         free(resolved)
         try Self.checkFileTypes(directory: path)
+        try Self.preallocateLockFile(directory: path, maxReaders: options.maxReaders)
 
         var created: OpaquePointer?
         try LMDBError.check(mdb_env_create(&created), "mdb_env_create")
@@ -75,9 +79,16 @@ public final class LMDBEnvironment: @unchecked Sendable {
             // The open runs under the writer lock: no other process is half-way through a commit
             // while LMDB picks the meta page, and opens are checked one at a time.
             try locks.withWriter {
+                let isNew = try locks.dataFileSize() == 0
                 try Self.checkDataFileLength(locks, path: path)
                 // 0600: reading history is personal. open(2) applies the umask, which can only clear bits.
-                try LMDBError.check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open(\(path))")
+                let rc = mdb_env_open(env, path, flags, 0o600)
+                if isNew && (rc == ENOSPC || rc == EDQUOT) {
+                    // LMDB writes a new data file's meta pages with pwrite: a full disk is an error here.
+                    throw LMDBError(operation: "mdb_env_open(\(path))", code: ENOSPC,
+                                    message: "no space left on device while creating \(path)/data.mdb (free some space and retry)")
+                }
+                try LMDBError.check(rc, "mdb_env_open(\(path))")
                 try locks.takePresence(directory: path)
             }
             fileLocks = locks

@@ -81,7 +81,7 @@ public enum ReportDataError: Error, Sendable, Hashable, CustomStringConvertible 
     case unknownReader(ReaderID)
     /// The reader has no pages, finishes, timed minutes or challenge in the year.
     case noData(reader: ReaderID, year: Int)
-    /// The year is outside 1 ... 9999.
+    /// The year is outside ``ReadingEvents/Limits/years`` (1900 ... 2199).
     case yearOutOfRange(Int)
 
     /// One sentence naming the field and the problem.
@@ -89,7 +89,7 @@ public enum ReportDataError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .unknownReader(let reader): "reader: \(reader) is not in the store"
         case .noData(let reader, let year): "year: reader \(reader) has no reading, finishes or challenge in \(year)"
-        case .yearOutOfRange(let year): "year: \(year) is outside 1 ... 9999"
+        case .yearOutOfRange(let year): "year: \(year) is outside \(Limits.years.lowerBound) ... \(Limits.years.upperBound)"
         }
     }
 }
@@ -133,13 +133,15 @@ public struct ReportData: Hashable, Sendable {
 }
 
 extension ViewStore {
-    /// The data of the reading report of `year` (default: the year of "today") as of an instant in
-    /// a zone. Throws ``ReportDataError`` for an unknown reader or a year without data.
+    /// The data of the reading report of `year` (default: the year of "today", clamped into
+    /// ``ReadingEvents/Limits/years``) as of an instant in a zone. Throws ``ReportDataError`` for an unknown reader or a year without data.
     public func reportData(reader: ReaderID, year: Int? = nil, asOf: Timestamp, zone: ZoneID,
                            clock: LocalClock = LocalClock()) throws -> ReportData {
         let today = clock.localDay(of: asOf, in: zone)
-        let year = year ?? today.year
-        guard (1...9999).contains(year) else { throw ReportDataError.yearOutOfRange(year) }
+        // "Today" may fall a day outside the years (an instant late on 2199-12-31 UTC is 2200 in
+        // Seoul): the default year is clamped into them.
+        let year = year ?? min(max(today.year, Limits.years.lowerBound), Limits.years.upperBound)
+        guard Limits.years.contains(year) else { throw ReportDataError.yearOutOfRange(year) }
         guard let readerView = try readerView(reader: reader) else { throw ReportDataError.unknownReader(reader) }
         let first = try! LocalDate(year: year, month: 1, day: 1)
         let last = try! LocalDate(year: year, month: 12, day: 31)

@@ -54,14 +54,11 @@ public struct BookMetadata: Hashable, Sendable, Codable {
         return levels.count >= 2 ? levels[1] : (levels.first ?? "")
     }
 
-    /// Checks the rules: a non-empty title of at most ``maxTitleLength`` characters; the other texts
+    /// Checks the rules: a title that shows something (not only whitespace or invisible characters), of at most ``maxTitleLength`` characters; the other texts
     /// within their ``Limits``; a page count in 1 ... ``maxPageCount``; a thickness in (0, 1000] mm.
     /// Throws ``ValidationError`` naming the field.
     public func validated() throws(ValidationError) -> BookMetadata {
-        let trimmed = title.trimmingWhitespace()
-        guard !trimmed.isEmpty else {
-            throw ValidationError(field: "metadata.title", rule: .empty, detail: "the title is empty")
-        }
+        try ValueRules.visible(title, field: "metadata.title")
         guard title.count <= Self.maxTitleLength else {
             throw ValidationError(field: "metadata.title", rule: .tooLong,
                                   detail: "the title has \(title.count) characters, at most \(Self.maxTitleLength) are allowed")

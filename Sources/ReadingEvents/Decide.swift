@@ -117,6 +117,7 @@ extension BookCommand {
             guard !state.isFinished else {
                 throw ValidationError(field: "book", rule: .bookFinished, detail: "book \(book) is already finished")
             }
+            try ValueRules.date(day, field: "finishedOn")
             return [.bookFinished(BookFinished(book: book, finishedOn: day))]
         case .undoFinish:
             guard state.isFinished else {

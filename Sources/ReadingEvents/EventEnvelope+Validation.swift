@@ -19,6 +19,15 @@ extension EventEnvelope {
     ///   of the same batch, or the store), `nil` when unknown: positions and pages are then checked
     ///   against ``BookMetadata/maxPageCount``.
     public func validate(pageCount: Int? = nil) throws(ValidationError) {
+        try validate(pageCount: pageCount, goalStart: nil)
+    }
+
+    /// ``validate(pageCount:)``, and with `goalStart` (the start of the book's active goal as known
+    /// before this event, from an earlier `GoalSet` of the same batch) a `GoalChanged` target is
+    /// checked not to be before it (`targetBeforeStart`, field `targetDate`), the rule
+    /// ``BookCommand/changeGoal(targetDate:theme:)`` keeps. Without it (`nil`) the target is checked
+    /// against ``Limits/years`` only.
+    public func validate(pageCount: Int?, goalStart: LocalDate?) throws(ValidationError) {
         try ValueRules.instants(occurredAt: occurredAt, recordedAt: recordedAt)
         _ = try ZoneID(timeZone.identifier, field: "timeZone")
         if case .unknown = event {
@@ -34,6 +43,9 @@ extension EventEnvelope {
             }
         }
         try event.validate(pageCount: pageCount)
+        if let goalStart, case .goalChanged(let e) = event {
+            try ValueRules.goalDates(start: goalStart, target: e.targetDate)
+        }
     }
 
     /// Whether two envelopes record the same fact: the identity rule of replication.
@@ -83,7 +95,9 @@ extension ReadingEvent {
     /// Checks the payload's value rules, the same functions commands use: metadata
     /// (``BookMetadata/validated()``), statuses a command can set (`finished` only through
     /// ``BookFinished``), a goal's target not before its start, positions 0 ... page count, pages
-    /// 1 ... page count, texts non-empty and within their ``Limits``, theme and image file name
+    /// 1 ... page count, dates in ``Limits/years``, texts that show something (not only whitespace
+    /// or invisible characters) and within their ``Limits``, an unknown event's payload within
+    /// ``Limits/unknownPayloadBytes``, theme and image file name
     /// lengths, session lengths, read-through numbers from 1, a home order without repeats, and an
     /// unknown event's type tag (``EventType/checkTag(_:schemaVersion:)``).
     ///
@@ -101,6 +115,7 @@ extension ReadingEvent {
             try ValueRules.goalDates(start: e.startDate, target: e.targetDate)
             try ValueRules.theme(e.theme)
         case .goalChanged(let e):
+            try ValueRules.date(e.targetDate, field: "targetDate")
             try ValueRules.theme(e.theme)
         case .pagesRead(let e):
             try ValueRules.position(e.position, field: "position", pageCount: pageCount)
@@ -129,10 +144,13 @@ extension ReadingEvent {
             try ValueRules.theme(e.theme)
         case .challengeSet(let e):
             _ = try e.validated()
+        case .bookFinished(let e):
+            try ValueRules.date(e.finishedOn, field: "finishedOn")
         case .unknown(let u):
             try EventType.checkTag(u.type, schemaVersion: u.schemaVersion)
+            try ValueRules.unknownPayload(u.payload)
         case .bookRemoved, .goalDeleted, .sessionStarted, .sessionPaused, .sessionResumed, .sessionDiscarded,
-             .bookFinished, .finishUndone, .sentenceRemoved, .memoRemoved, .ratingSet, .ratingCleared,
+             .finishUndone, .sentenceRemoved, .memoRemoved, .ratingSet, .ratingCleared,
              .bookLiked, .bookUnliked:
             // Identifiers, a date or a rating: valid by construction.
             break

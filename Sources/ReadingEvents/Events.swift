@@ -425,8 +425,16 @@ public enum Limits {
     public static let imageFileNameLength = 255
     /// The longest event type tag: 100 ASCII letters, digits, `.`, `_` or `-`, starting with a letter.
     public static let typeTagLength = 100
-    /// The years a yearly challenge may be set for: 1900 ... 2199, the years an event instant may fall in.
-    public static let challengeYears = 1900...2199
+    /// The years a date may fall in: 1900 ... 2199, the years an event instant may fall in (UTC).
+    /// Finish dates, goal dates, a yearly challenge, a report's year and the dates the `replay`
+    /// options take all keep to it.
+    public static let years = 1900...2199
+    /// The years a yearly challenge may be set for: ``years``.
+    public static let challengeYears = years
+    /// The largest payload of an event type this build does not know (a newer version's), as
+    /// imported or merged: 1 MiB, far above any known payload (a memo of 10,000 characters is at
+    /// most 40 KB).
+    public static let unknownPayloadBytes = 1 << 20
     /// The largest yearly target of books: 10,000.
     public static let challengeBooks = 10_000
     /// The largest yearly target of pages: 10,000,000.

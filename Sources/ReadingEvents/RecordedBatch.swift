@@ -61,13 +61,15 @@ public struct RecordedEventRejection: Error, Sendable, Hashable, CustomStringCon
 ///
 /// `Sendable`: an uninhabited namespace.
 public enum RecordedBatch {
-    /// Checks every envelope with ``EventEnvelope/validate(pageCount:)`` and finds conflicts.
+    /// Checks every envelope with ``EventEnvelope/validate(pageCount:goalStart:)`` and finds conflicts.
     ///
     /// - An event ID repeated in the batch, or already stored, must record the same fact
     ///   (``EventEnvelope/recordsSameFact(as:)``); then it is skipped, else it is a conflict.
     /// - Positions and pages are checked against the book's page count as of that envelope: the
     ///   latest `BookAdded`/`MetadataCorrected` of the book earlier in the batch, else the page count
     ///   the store knows (`storedPageCount`), else ``BookMetadata/maxPageCount``.
+    /// - A `GoalChanged` target is checked not to be before the start of the goal set earlier in
+    ///   the batch (the latest `GoalSet` of the book not followed by `GoalDeleted`/`BookRemoved`).
     ///
     /// - Parameters:
     ///   - stored: the stored envelope with an event ID, if any (none for a batch checked on its own).
@@ -80,6 +82,8 @@ public enum RecordedBatch {
         firstIndex.reserveCapacity(envelopes.count)
         // The page count of each book stream as of the envelope being checked (nil inside: unknown).
         var pageCounts: [StreamID: Int?] = [:]
+        // The start of each book's goal set earlier in the batch (absent: unknown, nil: none).
+        var goalStarts: [StreamID: LocalDate?] = [:]
         for (index, envelope) in envelopes.enumerated() {
             if let earlier = firstIndex[envelope.eventID] {
                 guard envelope.recordsSameFact(as: envelopes[earlier]) else {
@@ -102,13 +106,18 @@ public enum RecordedBatch {
                         pageCounts[envelope.stream] = .some(pageCount)
                     }
                 }
-                do { try envelope.validate(pageCount: pageCount) } catch {
+                let goalStart = goalStarts[envelope.stream] ?? nil
+                do { try envelope.validate(pageCount: pageCount, goalStart: goalStart) } catch {
                     throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(error))
                 }
             }
             // Only these two events set a page count.
             if case .bookAdded(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
             if case .metadataCorrected(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
+            // These set or end a goal.
+            if case .goalSet(let e) = envelope.event { goalStarts[envelope.stream] = .some(e.startDate) }
+            if case .goalDeleted = envelope.event { goalStarts[envelope.stream] = .some(nil) }
+            if case .bookRemoved = envelope.event { goalStarts[envelope.stream] = .some(nil) }
         }
     }
 }

@@ -23,12 +23,45 @@ enum ValueRules {
         }
     }
 
-    /// A required text: not only whitespace, at most `limit` characters.
+    /// A required text: something visible (see ``isBlank(_:)``), at most `limit` characters.
     static func text(_ text: String, field: String, limit: Int) throws(ValidationError) {
-        guard !text.trimmingWhitespace().isEmpty else {
-            throw ValidationError(field: field, rule: .empty, detail: "the \(field) is empty")
-        }
+        try visible(text, field: field)
         try length(text, field: field, limit: limit)
+    }
+
+    /// A required text that shows something: not ``isBlank(_:)`` (`empty`).
+    static func visible(_ text: String, field: String) throws(ValidationError) {
+        guard !isBlank(text) else {
+            throw ValidationError(field: field, rule: .empty,
+                                  detail: "the \(field) is empty (it holds only whitespace or invisible characters)")
+        }
+    }
+
+    /// Whether a text shows nothing: it holds only whitespace and invisible characters: controls
+    /// (U+0000 ... U+001F, U+007F ...), format characters (zero-width space and joiners, bidi
+    /// marks and isolates, the BOM, the soft hyphen) and other default-ignorable code points.
+    /// Such characters next to visible ones are kept (a ZWJ emoji, a bidi mark in a title).
+    static func isBlank(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { scalar in
+            let p = scalar.properties
+            return p.isWhitespace || p.isDefaultIgnorableCodePoint || p.generalCategory == .control || p.generalCategory == .format
+        }
+    }
+
+    /// A calendar date (a goal's start or target, a finish) in ``Limits/years``.
+    static func date(_ date: LocalDate, field: String) throws(ValidationError) {
+        guard Limits.years.contains(date.year) else {
+            throw ValidationError(field: field, rule: .outOfRange,
+                                  detail: "\(field) \(date) is outside the years \(Limits.years.lowerBound) ... \(Limits.years.upperBound)")
+        }
+    }
+
+    /// An unknown event's payload of at most ``Limits/unknownPayloadBytes`` bytes.
+    static func unknownPayload(_ payload: [UInt8]) throws(ValidationError) {
+        guard payload.count <= Limits.unknownPayloadBytes else {
+            throw ValidationError(field: "rawPayload", rule: .tooLong,
+                                  detail: "the payload of an unknown event has \(payload.count) bytes, at most \(Limits.unknownPayloadBytes) are allowed")
+        }
     }
 
     /// A sentence's or memo's text (not empty, at most `limit` characters) and optional page.
@@ -53,8 +86,10 @@ enum ValueRules {
         try length(theme?.rawValue, field: field, limit: Limits.themeLength)
     }
 
-    /// A goal's target date, not before its start.
+    /// A goal's dates: both in ``Limits/years``, the target not before the start.
     static func goalDates(start: LocalDate, target: LocalDate) throws(ValidationError) {
+        try date(start, field: "startDate")
+        try date(target, field: "targetDate")
         guard target >= start else {
             throw ValidationError(field: "targetDate", rule: .targetBeforeStart, detail: "target date \(target) is before the start date \(start)")
         }

@@ -17,12 +17,16 @@ extension Replay {
         @OptionGroup var options: StoreOptions
         // `.unconditional`: a negative number ("-5") is read as the value and refused by the rule
         // below, instead of being taken for an option ("Missing value").
-        @Option(parsing: .unconditional, help: "Number of readers (at least 1).") var readers: Int = 4
+        @Option(parsing: .unconditional, help: "Number of readers (1 ... 10000).") var readers: Int = 4
         @Option(parsing: .unconditional, help: "Days of history per reader (1 ... 3650).") var days: Int = 120
         @Option(parsing: .unconditional, help: "Write at least this many events, adding readers in batches of 50 (overrides --readers; e.g. 1000000 for benchmarks).") var events: Int?
         @Option(parsing: .unconditional, help: "The seed of the generator (a whole number 0 ... 18446744073709551615).",
                 transform: Self.seed) var seed: UInt64 = 20_261_121
         @Option(parsing: .unconditional, help: "Events appended per write transaction (at least 1).") var chunk: Int = 5_000
+
+        /// The most readers `--readers` takes: 10,000 (about 4 million events at the default 120
+        /// days; `--events` scales a history further, 50 readers at a time).
+        static let maxReaders = 10_000
 
         /// Parses --seed, naming the rule when the text is not a seed.
         static func seed(_ text: String) throws -> UInt64 {
@@ -35,6 +39,9 @@ extension Replay {
 
         func validate() throws {
             guard readers >= 1 else { throw ValidationError("--readers must be at least 1, not \(readers)") }
+            guard readers <= Self.maxReaders else {
+                throw ValidationError("--readers must be at most \(Self.maxReaders), not \(readers); use --events to write more")
+            }
             guard (1...3650).contains(days) else { throw ValidationError("--days must be in 1 ... 3650, not \(days)") }
             if let events { guard events >= 1 else { throw ValidationError("--events must be at least 1, not \(events)") } }
             guard chunk >= 1 else { throw ValidationError("--chunk must be at least 1, not \(chunk)") }

@@ -126,8 +126,17 @@ extension Replay {
         func run() throws {
             let data: Data
             if file == "-" { data = FileHandle.standardInput.readDataToEndOfFile() } else {
-                guard let contents = FileManager.default.contents(atPath: file) else { throw ReplayError("cannot read \(file)") }
+                try checkInputFile(file)
+                guard let contents = FileManager.default.contents(atPath: file) else {
+                    throw ReplayError("\(file): cannot be read (\(reason(access(file, R_OK) == 0 ? EIO : errno)))")
+                }
                 data = contents
+            }
+            if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+                // A store already at the path is still checked (a damaged one is still reported); none is created.
+                if FileManager.default.fileExists(atPath: options.url.path) { _ = try ReadingStore.open(at: options.url) }
+                print("\(file): empty file, nothing imported")
+                return
             }
             var envelopes: [EventEnvelope] = []
             var lineNumbers: [Int] = []

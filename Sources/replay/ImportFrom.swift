@@ -43,6 +43,7 @@ extension Replay {
         }
 
         func run() throws {
+            try checkInputFile(file)
             let importOptions = ImportOptions(
                 reader: ReaderID(uuidString: reader)!, zone: try ZoneID(zone), importedAt: Timestamp(Date()),
                 undatedFinish: undatedFinish, didNotFinishShelf: dnfShelf, sessionGapSeconds: sessionGap * 60,

@@ -81,15 +81,33 @@ func checkOutputFile(_ path: String, option: String = "--out") throws {
         case S_IFLNK:
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: file.path)) ?? "?"
             throw refuse("is a symbolic link (to \(target)); name the file itself")
-        case S_IFDIR: throw refuse("is a directory")
-        case S_IFIFO: throw refuse("is a FIFO (named pipe), not a regular file")
-        case S_IFCHR, S_IFBLK: throw refuse("is a device, not a regular file")
-        case S_IFSOCK: throw refuse("is a socket, not a regular file")
-        default: throw refuse("is not a regular file")
+        default: throw refuse(notARegularFile(info.st_mode))
         }
     } else if errno != ENOENT {
         throw refuse(reason(errno))
     }
+}
+
+/// Why a file of this mode is not a regular file, as a reader says it ("is a directory", "is a
+/// device, not a regular file").
+func notARegularFile(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFDIR: "is a directory"
+    case S_IFIFO: "is a FIFO (named pipe), not a regular file"
+    case S_IFCHR, S_IFBLK: "is a device, not a regular file"
+    case S_IFSOCK: "is a socket, not a regular file"
+    default: "is not a regular file"
+    }
+}
+
+/// Checks an input file before a command reads it (`import`, `import-from`): it exists and is a
+/// regular file or a FIFO (a pipe, as `<(…)` gives); a device (which may never end), a directory
+/// or a socket is refused with one line naming the path and what it is.
+func checkInputFile(_ path: String) throws {
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw ReplayError("cannot read \(path): \(reason(errno))") }
+    let type = info.st_mode & S_IFMT
+    guard type == S_IFREG || type == S_IFIFO else { throw ReplayError("\(path) \(notARegularFile(info.st_mode))") }
 }
 
 /// One reason for a POSIX error code, as a reader understands it: `strerror`, with the common

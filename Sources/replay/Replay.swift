@@ -60,6 +60,20 @@ struct ReplayError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = printable(description) }
 }
 
+/// Checks the value of a date option: an ISO 8601 date or instant whose year is in `years`
+/// (``Limits/years`` for a "today", `--as-of`; any calendar year for a range that is clamped to
+/// the history, `show --since/--until`); the `ValidationError` names the option, the value and
+/// the rule.
+func checkDateOption(_ name: String, _ value: String, years: ClosedRange<Int> = Limits.years) throws {
+    let yearText = value.prefix { $0.isASCII && $0.isNumber }
+    if value.dropFirst(yearText.count).first == "-", let year = Int(yearText), yearText.count > 4 || !years.contains(year) {
+        throw ValidationError("\(name) \(value): the year \(year) is outside \(years.lowerBound) ... \(years.upperBound)")
+    }
+    guard Timestamp(iso8601: value) != nil || (try? LocalDate(iso: value)) != nil else {
+        throw ValidationError("\(name) \"\(value)\" is not an ISO 8601 date (2026-03-01) or instant (2026-03-01T09:00:00+09:00)")
+    }
+}
+
 /// Parses an ISO 8601 date (`2026-03-01`, start of that day in `zone`) or instant.
 func parseInstant(_ text: String, zone: ZoneID, endOfDay: Bool = false) throws -> Timestamp {
     if let instant = Timestamp(iso8601: text) { return instant }

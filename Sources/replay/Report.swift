@@ -22,17 +22,15 @@ extension Replay {
 
         @OptionGroup var options: StoreOptions
         @Option(help: "The reader (UUID).") var reader: String
-        @Option(help: "The calendar year (default: the year of \"today\").") var year: Int?
-        @Option(help: "\"Today\" for the report: an ISO 8601 date or instant.") var asOf: String?
+        @Option(help: "The calendar year, 1900 ... 2199 (default: the year of \"today\", kept in that range).") var year: Int?
+        @Option(parsing: .unconditional, help: "\"Today\" for the report: an ISO 8601 date or instant.") var asOf: String?
         @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's last event in canonical order).") var zone: String?
         @Option(help: "The HTML file to write (its directory must exist).") var out: String
 
         func validate() throws {
             if ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
             if let zone, (try? ZoneID(zone)) == nil { throw ValidationError("--zone \"\(zone)\" is not an IANA time zone identifier") }
-            if let asOf, Timestamp(iso8601: asOf) == nil, (try? LocalDate(iso: asOf)) == nil {
-                throw ValidationError("--as-of \"\(asOf)\" is not an ISO 8601 date or instant")
-            }
+            if let asOf { try checkDateOption("--as-of", asOf) }
             if let year, !Limits.challengeYears.contains(year) {
                 throw ValidationError("--year \(year) is outside \(Limits.challengeYears.lowerBound) ... \(Limits.challengeYears.upperBound)")
             }

@@ -21,10 +21,10 @@ extension Replay {
 
         @OptionGroup var options: StoreOptions
         @Option(help: "Only this reader (UUID).") var reader: String?
-        @Option(help: "\"Today\" for the views: an ISO 8601 date or instant (default: the reader's latest occurredAt or recordedAt, or the clock when sooner).") var asOf: String?
+        @Option(parsing: .unconditional, help: "\"Today\" for the views: an ISO 8601 date or instant (default: the reader's latest occurredAt or recordedAt, or the clock when sooner).") var asOf: String?
         @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's last event in canonical order).") var zone: String?
-        @Option(help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --as-of; no earlier than the reader's history).") var since: String?
-        @Option(help: "Last day of the daily bars (default: --as-of; with --since or --until, no later than the reader's history).") var until: String?
+        @Option(parsing: .unconditional, help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --until, else before --as-of; no earlier than the reader's history).") var since: String?
+        @Option(parsing: .unconditional, help: "Last day of the daily bars (default: --as-of; with --since or --until, no later than the reader's history).") var until: String?
         @Flag(help: "Print the same data as JSON.") var json = false
 
         /// A store already opened by `demo`.
@@ -35,10 +35,10 @@ extension Replay {
         func validate() throws {
             if let reader, ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
             if let zone, (try? ZoneID(zone)) == nil { throw ValidationError("--zone \"\(zone)\" is not an IANA time zone identifier") }
-            for (name, value) in [("--as-of", asOf), ("--since", since), ("--until", until)] {
-                if let value, Timestamp(iso8601: value) == nil, (try? LocalDate(iso: value)) == nil {
-                    throw ValidationError("\(name) \"\(value)\" is not an ISO 8601 date or instant")
-                }
+            if let asOf { try checkDateOption("--as-of", asOf) }
+            // A range is clamped to the reader's history: any calendar year.
+            for (name, value) in [("--since", since), ("--until", until)] {
+                if let value { try checkDateOption(name, value, years: 1...9999) }
             }
             if let since, let until {
                 let a = try parseInstant(since, zone: .utc), b = try parseInstant(until, zone: .utc, endOfDay: true)
@@ -64,8 +64,9 @@ extension Replay {
                     ?? store.withViews { try $0.defaultAsOf(reader: reader, now: Timestamp(Date())) } ?? last.occurredAt
                 let clock = LocalClock(dayStartHour: store.dayStartHour)
                 let today = clock.localDay(of: asOf, in: zone)
-                let from = try since.map { clock.localDay(of: try parseInstant($0, zone: zone), in: zone) } ?? today.adding(days: -29)
                 let to = try until.map { clock.localDay(of: try parseInstant($0, zone: zone, endOfDay: true), in: zone) } ?? today
+                // 30 days ending at --until, else at "today".
+                let from = try since.map { clock.localDay(of: try parseInstant($0, zone: zone), in: zone) } ?? to.adding(days: -29)
                 guard from <= to else { throw ReplayError("--since is after --until") }
                 let latestDay = clock.localDay(of: last.occurredAt, in: last.timeZone)
                 let clamped = since != nil || until != nil

@@ -47,8 +47,12 @@ public enum JSONEventCodec {
         return out
     }
 
-    /// Decodes one line (one JSON object; surrounding whitespace is allowed).
+    /// Decodes one line (one JSON object; surrounding whitespace is allowed). A key written twice
+    /// in one object is refused (`invalid`, rule `duplicateElement`, naming the key path).
     public static func decode(_ line: some Collection<UInt8>) throws(EventDecodingError) -> EventEnvelope {
+        if let path = JSONDuplicateKeys.first(in: line) {
+            throw EventDecodingError.invalid(path, .duplicateElement, "the key appears twice in one object; a line states each field once")
+        }
         do {
             return try JSONDecoder().decode(DecodedLine.self, from: Data(line)).envelope
         } catch let error as EventDecodingError {
