@@ -126,7 +126,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ProjectionsTests",
-            dependencies: ["Projections", "ReadingEvents"]
+            // EventStoreLMDB for its record codec (ViewRecordCodec): a few tests check that a fold's
+            // views survive their stored form.
+            dependencies: ["Projections", "ReadingEvents", "EventStoreLMDB"]
         ),
 
         .testTarget(

@@ -18,8 +18,8 @@ public struct RebuildReport: Sendable, Hashable {
 }
 
 extension ReadingStore {
-    /// The names of the persisted views, for ``rebuild(view:progress:)``.
-    public static let viewNames = ViewDatabases.tableNames
+    /// The names of the persisted views, for ``rebuild(view:progress:)``: ``ViewTable/views``.
+    public static var viewNames: [String] { ViewTable.views }
 
     /// Events folded per write transaction during a rebuild, at least: a transaction takes whole
     /// readers until it has folded this many events.
@@ -38,9 +38,10 @@ extension ReadingStore {
     ///
     /// - Parameter progress: called after each write transaction of the pass with (events folded,
     ///   events in the log), at least once.
-    /// - Parameter view: rebuild only this view (one of ``viewNames``); the others stay as they are.
-    ///   All views are folded into the inactive generation either way, and the chosen one is
-    ///   copied into the active generation in the final commit.
+    /// - Parameter view: rebuild only this view (one of ``viewNames``, ``ViewTable/views``); the
+    ///   others stay as they are. All views are folded into the inactive generation either way,
+    ///   and every table of the chosen one (``ViewTable/tables(of:)``: a book view's six) is copied
+    ///   into the active generation in the final commit.
     /// - Throws: ``EventStoreError/rebuildInProgress(path:)`` when another rebuild of this store
     ///   runs, in this or another process (the two would fold into the same shadow generation).
     public func rebuild(view: String? = nil, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> RebuildReport {
@@ -113,13 +114,14 @@ extension ReadingStore {
             // empties the memo.
             viewMemo.session(txn, generation: old).invalidate()
             if let view {
-                // Copy the one rebuilt table into the active generation, then clear the shadow.
-                let source = generations[target].all.first { $0.name == view }!.table
-                let destination = generations[old].all.first { $0.name == view }!.table
-                try txn.removeAll(destination)
-                try txn.forEach(source) { key, value in
-                    try txn.put(destination, key, value)
-                    return true
+                // Copy every table of the rebuilt view into the active generation, then clear the shadow.
+                for table in ViewTable.tables(of: view) {
+                    let source = generations[target][table], destination = generations[old][table]
+                    try txn.removeAll(destination)
+                    try txn.forEach(source) { key, value in
+                        try txn.put(destination, key, value)
+                        return true
+                    }
                 }
                 for (_, table) in generations[target].all { try txn.removeAll(table) }
                 try setCheckpoint(txn, generation: target, 0)

@@ -9,52 +9,67 @@ import ReadingEvents
 ///
 /// `Sendable`: database handles are plain values, valid for the environment's lifetime.
 struct ViewDatabases: Sendable {
-    /// A view table: typed keys, view records (``ViewRecordCodec``) as values.
-    typealias Table<Key: LMDBKeyCodec> = LMDBDatabase<Key, RawBytes>
+    /// A view table: typed keys, typed view records (``ViewValueCodec``, ``ViewRecordCodec``) as values.
+    typealias Table<Key: LMDBKeyCodec, Value: LMDBValueCodec> = LMDBDatabase<Key, Value>
     let generation: Int
     /// Book-view summaries (``ViewRecordCodec/encodeSummary(_:)``): everything but the details.
-    let books: Table<ReaderBookKey>
+    let books: Table<ReaderBookKey, BookSummaryValue>
     /// A book view's details, one record each under its index in the view's array: written only
     /// when it changes, so an event rewrites the records it touches, not the book's history.
-    let bookEntries: Table<ReaderBookIndexKey>
-    let bookSessions: Table<ReaderBookIndexKey>
-    let bookSentences: Table<ReaderBookIndexKey>
-    let bookMemos: Table<ReaderBookIndexKey>
+    let bookEntries: Table<ReaderBookIndexKey, PageEntryValue>
+    let bookSessions: Table<ReaderBookIndexKey, SessionRecordValue>
+    let bookSentences: Table<ReaderBookIndexKey, TextNoteValue>
+    let bookMemos: Table<ReaderBookIndexKey, TextNoteValue>
     /// Each book's decision state (``BookView/decision``), beside its view: what a command reads.
-    let decisions: Table<ReaderBookKey>
-    let days: Table<ReaderDayKey>
-    let bookDays: Table<ReaderBookDayKey>
-    let months: Table<ReaderMonthKey>
-    let buckets: Table<ReaderIDKey>
-    let runs: Table<ReaderDayKey>
-    let readers: Table<ReaderIDKey>
+    let decisions: Table<ReaderBookKey, BookStateValue>
+    let days: Table<ReaderDayKey, DayTotalValue>
+    let bookDays: Table<ReaderBookDayKey, DayTotalValue>
+    let months: Table<ReaderMonthKey, MonthTotalValue>
+    let buckets: Table<ReaderIDKey, BucketTotalsValue>
+    let runs: Table<ReaderDayKey, StreakRunValue>
+    let readers: Table<ReaderIDKey, ReaderViewValue>
     /// Keys only (a book with an active goal); the values are empty.
-    let goals: Table<ReaderBookKey>
-    let years: Table<ReaderYearKey>
+    let goals: Table<ReaderBookKey, NoValue>
+    let years: Table<ReaderYearKey, YearViewValue>
 
-    /// Every table of the generation with its short name, in a fixed order (for digests and drops),
-    /// as raw bytes: the same databases without their key types.
-    var all: [(name: String, table: LMDBDatabase<RawBytes, RawBytes>)] {
-        [("books", books.untyped), ("bookEntries", bookEntries.untyped), ("bookSessions", bookSessions.untyped),
-         ("bookSentences", bookSentences.untyped), ("bookMemos", bookMemos.untyped), ("decisions", decisions.untyped), ("days", days.untyped), ("bookDays", bookDays.untyped), ("months", months.untyped),
-         ("buckets", buckets.untyped), ("runs", runs.untyped), ("readers", readers.untyped), ("goals", goals.untyped),
-         ("years", years.untyped)]
+    /// Every table of the generation, in ``ViewTable`` order (for digests, drops and rebuilding one
+    /// view), as raw bytes: the same databases without their key and value types.
+    var all: [(table: ViewTable, database: LMDBDatabase<RawBytes, RawBytes>)] {
+        ViewTable.allCases.map { ($0, self[$0]) }
     }
 
-    static let tableNames = ["books", "bookEntries", "bookSessions", "bookSentences", "bookMemos", "decisions", "days", "bookDays", "months", "buckets", "runs", "readers", "goals", "years"]
+    /// The database of `table`, untyped.
+    subscript(table: ViewTable) -> LMDBDatabase<RawBytes, RawBytes> {
+        switch table {
+        case .books: books.untyped
+        case .bookEntries: bookEntries.untyped
+        case .bookSessions: bookSessions.untyped
+        case .bookSentences: bookSentences.untyped
+        case .bookMemos: bookMemos.untyped
+        case .decisions: decisions.untyped
+        case .days: days.untyped
+        case .bookDays: bookDays.untyped
+        case .months: months.untyped
+        case .buckets: buckets.untyped
+        case .runs: runs.untyped
+        case .readers: readers.untyped
+        case .goals: goals.untyped
+        case .years: years.untyped
+        }
+    }
 
-    static func name(_ table: String, generation: Int) -> String { "views.g\(generation).\(table)" }
+    static func name(_ table: ViewTable, generation: Int) -> String { "views.g\(generation).\(table.rawValue)" }
 
     init(log: EventLog, generation: Int) throws {
         self.generation = generation
-        func open<Key: LMDBKeyCodec>(_ table: String, _ keys: Key.Type = Key.self) throws -> Table<Key> {
-            try log.openDatabase(named: Self.name(table, generation: generation), keys: Key.self, values: RawBytes.self)
+        func open<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: ViewTable) throws -> Table<Key, Value> {
+            try log.openDatabase(named: Self.name(table, generation: generation), keys: Key.self, values: Value.self)
         }
-        books = try open("books"); decisions = try open("decisions"); days = try open("days"); bookDays = try open("bookDays")
-        months = try open("months"); buckets = try open("buckets"); runs = try open("runs"); readers = try open("readers")
-        goals = try open("goals"); years = try open("years")
-        bookEntries = try open("bookEntries"); bookSessions = try open("bookSessions")
-        bookSentences = try open("bookSentences"); bookMemos = try open("bookMemos")
+        books = try open(.books); decisions = try open(.decisions); days = try open(.days); bookDays = try open(.bookDays)
+        months = try open(.months); buckets = try open(.buckets); runs = try open(.runs); readers = try open(.readers)
+        goals = try open(.goals); years = try open(.years)
+        bookEntries = try open(.bookEntries); bookSessions = try open(.bookSessions)
+        bookSentences = try open(.bookSentences); bookMemos = try open(.bookMemos)
     }
 }
 
@@ -92,32 +107,32 @@ extension ViewDatabases {
 
     private func write(_ views: SingleReaderViewStore, _ txn: WriteTransaction, append: Bool) throws {
         let reader = views.reader
-        func write<Key: LMDBKeyCodec>(_ table: Table<Key>, _ entries: [(Key.Item, [UInt8])], _ txn: WriteTransaction) throws {
+        func write<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: Table<Key, Value>, _ entries: [(Key.Item, Value.Item)], _ txn: WriteTransaction) throws {
             if append {
                 try Self.write(table, entries, txn)
             } else {
-                for (key, value) in entries { try txn.putRaw(table, Key.encode(key), value, flags: []) }
+                for (key, value) in entries { try txn.put(table, key, value) }
             }
         }
-        if let record = views.readerRecord { try write(readers, [(reader, ViewRecordCodec.encode(record))], txn) }
+        if let record = views.readerRecord { try write(readers, [(reader, record)], txn) }
         // A book view is a summary, a decision record and one record per detail (as putBookView
         // writes it); detail keys are (reader, book, index), so each book's run is in index order.
-        try write(books, views.books.map { ((reader, $0.key), ViewRecordCodec.encodeSummary($0.value)) }, txn)
-        try write(decisions, views.books.map { ((reader, $0.key), ViewRecordCodec.encode($0.value.decision)) }, txn)
-        func details<T>(_ part: (BookView) -> [T], _ encode: (T) -> [UInt8]) -> [(ReaderBookIndexKey.Item, [UInt8])] {
-            views.books.flatMap { book, view in part(view).enumerated().map { (((reader, book), UInt32($0.offset)), encode($0.element)) } }
+        try write(books, views.books.map { ((reader, $0.key), ($0.value, true)) }, txn)
+        try write(decisions, views.books.map { ((reader, $0.key), $0.value.decision) }, txn)
+        func details<T>(_ part: (BookView) -> [T]) -> [(ReaderBookIndexKey.Item, T)] {
+            views.books.flatMap { book, view in part(view).enumerated().map { (((reader, book), UInt32($0.offset)), $0.element) } }
         }
-        try write(bookEntries, details(\.entries, ViewRecordCodec.encode), txn)
-        try write(bookSessions, details(\.sessions, ViewRecordCodec.encode), txn)
-        try write(bookSentences, details(\.sentences, ViewRecordCodec.encode), txn)
-        try write(bookMemos, details(\.memos, ViewRecordCodec.encode), txn)
-        try write(days, views.days.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
-        try write(bookDays, views.bookDays.map { (((reader, $0.key.book), $0.key.day), ViewRecordCodec.encode($0.value)) }, txn)
-        try write(months, views.months.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
-        if let totals = views.buckets { try write(buckets, [(reader, ViewRecordCodec.encode(totals))], txn) }
-        try write(runs, views.runs.map { ((reader, $0.start), ViewRecordCodec.encode($0)) }, txn)
-        try write(goals, views.goals.map { ((reader, $0), []) }, txn)
-        try write(years, views.years.map { ((reader, $0.key), ViewRecordCodec.encode($0.value)) }, txn)
+        try write(bookEntries, details(\.entries), txn)
+        try write(bookSessions, details(\.sessions), txn)
+        try write(bookSentences, details(\.sentences), txn)
+        try write(bookMemos, details(\.memos), txn)
+        try write(days, views.days.map { ((reader, $0.key), $0.value) }, txn)
+        try write(bookDays, views.bookDays.map { (((reader, $0.key.book), $0.key.day), $0.value) }, txn)
+        try write(months, views.months.map { ((reader, $0.key), $0.value) }, txn)
+        if let totals = views.buckets { try write(buckets, [(reader, totals)], txn) }
+        try write(runs, views.runs.map { ((reader, $0.start), $0) }, txn)
+        try write(goals, views.goals.map { ((reader, $0), ()) }, txn)
+        try write(years, views.years.map { ((reader, $0.key), $0.value) }, txn)
     }
 
     /// LMDB's default key order (`memcmp` of the common length, then the shorter first).
@@ -128,9 +143,9 @@ extension ViewDatabases {
     }
 
     /// Sorts `entries` by their encoded keys and appends them; plain puts if two share a key.
-    private static func write<Key: LMDBKeyCodec>(_ table: Table<Key>, _ entries: [(Key.Item, [UInt8])], _ txn: WriteTransaction) throws {
+    private static func write<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: Table<Key, Value>, _ entries: [(Key.Item, Value.Item)], _ txn: WriteTransaction) throws {
         guard !entries.isEmpty else { return }
-        var encoded = entries.map { (Key.encode($0.0), $0.1) }
+        var encoded = entries.map { (Key.encode($0.0), Value.encode($0.1)) }
         encoded.sort { Self.compare($0.0, $1.0) < 0 }
         let increasing = encoded.indices.dropFirst().allSatisfy { Self.compare(encoded[$0 - 1].0, encoded[$0].0) < 0 }
         if increasing {
@@ -165,28 +180,44 @@ struct LMDBViewStore: ViewStore {
         }
     }
 
-    private func decode<T>(_ bytes: [UInt8]?, _ body: ([UInt8]) throws(ViewDecodingError) -> T) throws -> T? {
-        guard let bytes else { return nil }
-        do { return try body(bytes) } catch { throw EventStoreError.corruptView(detail: error.description) }
-    }
-
-    /// ``ReadTransaction/forEach(_:from:direction:prefix:_:)`` with keys that do not decode
-    /// reported as a damaged view.
-    private func forEach<Key: LMDBKeyCodec>(
-        _ table: ViewDatabases.Table<Key>, from: Key.Item? = nil, direction: LMDBDirection = .forward, prefix: [UInt8]? = nil,
-        _ body: (Key.Item, [UInt8]) throws -> Bool
-    ) throws {
+    /// Runs a read of `table`: a key or a value that does not decode is a damaged view
+    /// (``EventStoreError/corruptView(detail:)`` naming the table, the record and the rule).
+    private func reading<T, Key, Value>(_ table: ViewDatabases.Table<Key, Value>, _ body: () throws -> T) throws -> T {
         do {
-            try txn.forEach(table, from: from, direction: direction, prefix: prefix, body)
+            return try body()
         } catch let error as LMDBError where error.kind == .badValueSize && error.operation.hasPrefix("decode(") {
-            throw EventStoreError.corruptView(detail: "\(table.name): bad key: \(error.message)")
+            throw EventStoreError.corruptView(detail: "\(table.name): \(error.operation.dropFirst(7).dropLast()): \(error.message)")
         }
+    }
+    /// The record under `key` in `table`, decoded (``reading(_:_:)``).
+    private func get<Key, Value>(_ table: ViewDatabases.Table<Key, Value>, _ key: Key.Item) throws -> Value.Item? {
+        try reading(table) { try txn.get(table, key) }
+    }
+    /// ``ReadTransaction/forEach(_:from:direction:prefix:_:)`` with keys and values that do not
+    /// decode reported as a damaged view.
+    private func forEach<Key, Value>(
+        _ table: ViewDatabases.Table<Key, Value>, from: Key.Item? = nil, direction: LMDBDirection = .forward, prefix: [UInt8]? = nil,
+        _ body: (Key.Item, Value.Item) throws -> Bool
+    ) throws {
+        try reading(table) { try txn.forEach(table, from: from, direction: direction, prefix: prefix, body) }
+    }
+    /// The records of one reader in `range` of a table keyed by (reader, `Item`), in order.
+    private func records<Key, Value, Item: Comparable>(
+        _ table: ViewDatabases.Table<Key, Value>, from start: Key.Item, prefix: [UInt8], upTo last: Item, _ item: (Key.Item) -> Item
+    ) throws -> [(Item, Value.Item)] {
+        var result: [(Item, Value.Item)] = []
+        try forEach(table, from: start, prefix: prefix) { key, value in
+            guard item(key) <= last else { return false }
+            result.append((item(key), value))
+            return true
+        }
+        return result
     }
 
     func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
         if let known = memo?.bookView(reader: reader, book: book) { return known }
-        guard let bytes = try txn.get(tables.books, (reader, book)) else { return nil }
-        let (view, isSummary) = try assemble(reader: reader, book: book, summary: bytes)
+        guard let summary = try get(tables.books, (reader, book)) else { return nil }
+        let (view, isSummary) = try assemble(reader: reader, book: book, summary: summary)
         if isSummary { memo?.note(view) }
         return view
     }
@@ -197,41 +228,38 @@ struct LMDBViewStore: ViewStore {
             known.entries = []; known.sessions = []; known.sentences = []; known.memos = []; known.decision = BookState()
             return known
         }
-        return try decode(txn.get(tables.books, (reader, book))) { bytes throws(ViewDecodingError) in
-            try ViewRecordCodec.decodeBookSummary(bytes).view
-        }
+        return try get(tables.books, (reader, book))?.view
     }
     /// A book view from its summary record, its decision record and its detail records, and
     /// whether the summary was one (false: a whole view of an earlier build).
-    private func assemble(reader: ReaderID, book: BookID, summary bytes: [UInt8]) throws -> (view: BookView, isSummary: Bool) {
-        let decision = try decisionState(reader: reader, book: book) ?? BookState()
-        var (view, isSummary) = try decode(bytes) { bytes throws(ViewDecodingError) in
-            try ViewRecordCodec.decodeBookSummary(bytes, decision: decision)
-        }!
+    private func assemble(reader: ReaderID, book: BookID, summary: BookSummaryValue.Item) throws -> (view: BookView, isSummary: Bool) {
+        var (view, isSummary) = summary
+        view.decision = try decisionState(reader: reader, book: book) ?? BookState()
         // A whole view written by an earlier build holds its details itself.
         guard isSummary else { return (view, false) }
-        view.entries = try details(tables.bookEntries, reader, book, ViewRecordCodec.decodePageEntry)
-        view.sessions = try details(tables.bookSessions, reader, book, ViewRecordCodec.decodeSessionRecord)
-        view.sentences = try details(tables.bookSentences, reader, book, ViewRecordCodec.decodeTextNote)
-        view.memos = try details(tables.bookMemos, reader, book, ViewRecordCodec.decodeTextNote)
+        view.entries = try details(tables.bookEntries, reader, book)
+        view.sessions = try details(tables.bookSessions, reader, book)
+        view.sentences = try details(tables.bookSentences, reader, book)
+        view.memos = try details(tables.bookMemos, reader, book)
         return (view, true)
     }
     /// The detail records of one book in one table, in index order; a gap in the indices is damage.
-    private func details<T>(_ table: ViewDatabases.Table<ReaderBookIndexKey>, _ reader: ReaderID, _ book: BookID,
-                            _ decoder: ([UInt8]) throws(ViewDecodingError) -> T) throws -> [T] {
-        var result: [T] = []
+    private func details<Value: ViewValueCodec>(_ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ reader: ReaderID, _ book: BookID) throws -> [Value.Item] {
+        var result: [Value.Item] = []
         // Raw cursor steps: the key's reader and book are the prefix, so only its index is read
-        // (no identifiers built per record), and the value is copied once, into the decoder.
-        try txn.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((reader, book))) { key, value in
-            guard key.count == 36 else {
-                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has a detail key of \(key.count) bytes, not 36")
+        // (no identifiers built per record), and the value is decoded straight from the map.
+        try reading(table) {
+            try txn.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((reader, book))) { key, value in
+                guard key.count == 36 else {
+                    throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has a detail key of \(key.count) bytes, not 36")
+                }
+                let index = UInt32(key[32]) << 24 | UInt32(key[33]) << 16 | UInt32(key[34]) << 8 | UInt32(key[35])
+                guard index == UInt32(result.count) else {
+                    throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has detail \(index) where \(result.count) was expected")
+                }
+                result.append(try Value.decode(value))
+                return true
             }
-            let index = UInt32(key[32]) << 24 | UInt32(key[33]) << 16 | UInt32(key[34]) << 8 | UInt32(key[35])
-            guard index == UInt32(result.count) else {
-                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has detail \(index) where \(result.count) was expected")
-            }
-            result.append(try decode(Array(value), decoder)!)
-            return true
         }
         return result
     }
@@ -239,19 +267,19 @@ struct LMDBViewStore: ViewStore {
     /// record, what ``ReadingStore/execute(_:book:context:)`` decides on.
     func decisionState(reader: ReaderID, book: BookID) throws -> BookState? {
         if let known = memo?.bookView(reader: reader, book: book) { return known.decision }
-        return try decode(txn.get(tables.decisions, (reader, book)), ViewRecordCodec.decodeBookState)
+        return try get(tables.decisions, (reader, book))
     }
     /// Writes the view's summary and decision records, and of its detail records only those that
     /// differ from what is stored (compared byte for byte): a page record appended to a book adds
     /// one entry record, whatever the length of the book's history.
     mutating func putBookView(_ view: BookView) throws {
         let w = try writer
-        try w.put(tables.books, (view.reader, view.book), ViewRecordCodec.encodeSummary(view))
-        try w.put(tables.decisions, (view.reader, view.book), ViewRecordCodec.encode(view.decision))
-        try putDetails(w, tables.bookEntries, view, view.entries.map(ViewRecordCodec.encode))
-        try putDetails(w, tables.bookSessions, view, view.sessions.map(ViewRecordCodec.encode))
-        try putDetails(w, tables.bookSentences, view, view.sentences.map(ViewRecordCodec.encode))
-        try putDetails(w, tables.bookMemos, view, view.memos.map(ViewRecordCodec.encode))
+        try w.put(tables.books, (view.reader, view.book), (view, true))
+        try w.put(tables.decisions, (view.reader, view.book), view.decision)
+        try putDetails(w, tables.bookEntries, view, view.entries)
+        try putDetails(w, tables.bookSessions, view, view.sessions)
+        try putDetails(w, tables.bookSentences, view, view.sentences)
+        try putDetails(w, tables.bookMemos, view, view.memos)
         memo?.note(view)
     }
     /// Writes a view read as `previous` in this transaction: the summary, the decision record if
@@ -265,29 +293,30 @@ struct LMDBViewStore: ViewStore {
         // build), so its format byte need not be read.
         guard let previous, previous.reader == view.reader, previous.book == view.book,
               try memo?.knowsBook(reader: view.reader, book: view.book) == true
-                || txn.get(tables.books, key)?.first == ViewRecordCodec.summaryFormat else {
+                || txn.rawValue(tables.books, ReaderBookKey.encode(key))?.first == ViewRecordCodec.summaryFormat else {
             return try putBookView(view)
         }
         let w = try writer
-        try w.put(tables.books, key, ViewRecordCodec.encodeSummary(view))
-        if view.decision != previous.decision { try w.put(tables.decisions, key, ViewRecordCodec.encode(view.decision)) }
-        try putChanged(w, tables.bookEntries, view, view.entries, previous.entries, ViewRecordCodec.encode)
-        try putChanged(w, tables.bookSessions, view, view.sessions, previous.sessions, ViewRecordCodec.encode)
-        try putChanged(w, tables.bookSentences, view, view.sentences, previous.sentences, ViewRecordCodec.encode)
-        try putChanged(w, tables.bookMemos, view, view.memos, previous.memos, ViewRecordCodec.encode)
+        try w.put(tables.books, key, (view, true))
+        if view.decision != previous.decision { try w.put(tables.decisions, key, view.decision) }
+        try putChanged(w, tables.bookEntries, view, view.entries, previous.entries)
+        try putChanged(w, tables.bookSessions, view, view.sessions, previous.sessions)
+        try putChanged(w, tables.bookSentences, view, view.sentences, previous.sentences)
+        try putChanged(w, tables.bookMemos, view, view.memos, previous.memos)
         memo?.note(view)
     }
-    private func putChanged<T: Equatable>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey>, _ view: BookView,
-                                          _ new: [T], _ old: [T], _ encode: (T) -> [UInt8]) throws {
+    private func putChanged<Value: ViewValueCodec>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ view: BookView,
+                                                   _ new: [Value.Item], _ old: [Value.Item]) throws where Value.Item: Equatable {
         for index in new.indices where index >= old.count || new[index] != old[index] {
-            try w.put(table, ((view.reader, view.book), UInt32(index)), encode(new[index]))
+            try w.put(table, ((view.reader, view.book), UInt32(index)), new[index])
         }
         for index in new.count..<max(new.count, old.count) {
             try w.delete(table, ((view.reader, view.book), UInt32(index)))
         }
     }
-    private func putDetails(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey>, _ view: BookView,
-                            _ records: [[UInt8]]) throws {
+    private func putDetails<Value: ViewValueCodec>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ view: BookView,
+                                                   _ items: [Value.Item]) throws {
+        let records = items.map(Value.encode)
         var same = [Bool](repeating: false, count: records.count)
         var stale: [UInt32] = []
         try w.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((view.reader, view.book))) { key, value in
@@ -296,100 +325,79 @@ struct LMDBViewStore: ViewStore {
             return true
         }
         for (index, record) in records.enumerated() where !same[index] {
-            try w.put(table, ((view.reader, view.book), UInt32(index)), record)
+            try w.putRaw(table, ReaderBookIndexKey.encode(((view.reader, view.book), UInt32(index))), record, flags: [])
         }
         for index in stale { try w.delete(table, ((view.reader, view.book), index)) }
     }
     func bookViews(reader: ReaderID) throws -> [BookView] {
         var result: [BookView] = []
-        try forEach(tables.books, prefix: ReaderIDKey.encode(reader)) { key, value in
-            result.append(try assemble(reader: key.0, book: key.1, summary: value).view)
+        try forEach(tables.books, prefix: ReaderIDKey.encode(reader)) { key, summary in
+            result.append(try assemble(reader: key.0, book: key.1, summary: summary).view)
             return true
         }
         return result
     }
 
     func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal {
-        try decode(txn.get(tables.days, (reader, day)), ViewRecordCodec.decodeDayTotal) ?? DayTotal()
+        try get(tables.days, (reader, day)) ?? DayTotal()
     }
     mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
-        if total.isZero { try writer.delete(tables.days, (reader, day)) } else { try writer.put(tables.days, (reader, day), ViewRecordCodec.encode(total)) }
+        if total.isZero { try writer.delete(tables.days, (reader, day)) } else { try writer.put(tables.days, (reader, day), total) }
     }
     func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        var result: [(LocalDate, DayTotal)] = []
-        try forEach(tables.days, from: (reader, range.lowerBound), prefix: ReaderIDKey.encode(reader)) { key, value in
-            guard key.1 <= range.upperBound else { return false }
-            result.append((key.1, try decode(value, ViewRecordCodec.decodeDayTotal)!))
-            return true
-        }
-        return result
+        try records(tables.days, from: (reader, range.lowerBound), prefix: ReaderIDKey.encode(reader), upTo: range.upperBound) { $0.1 }
     }
 
     func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
-        try decode(txn.get(tables.bookDays, ((reader, book), day)), ViewRecordCodec.decodeDayTotal) ?? DayTotal()
+        try get(tables.bookDays, ((reader, book), day)) ?? DayTotal()
     }
     mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws {
         let key = ((reader, book), day)
-        if total.isZero { try writer.delete(tables.bookDays, key) } else { try writer.put(tables.bookDays, key, ViewRecordCodec.encode(total)) }
+        if total.isZero { try writer.delete(tables.bookDays, key) } else { try writer.put(tables.bookDays, key, total) }
     }
     func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        var result: [(LocalDate, DayTotal)] = []
-        try forEach(tables.bookDays, from: ((reader, book), range.lowerBound), prefix: ReaderBookKey.encode((reader, book))) { key, value in
-            guard key.1 <= range.upperBound else { return false }
-            result.append((key.1, try decode(value, ViewRecordCodec.decodeDayTotal)!))
-            return true
-        }
-        return result
+        try records(tables.bookDays, from: ((reader, book), range.lowerBound), prefix: ReaderBookKey.encode((reader, book)),
+                    upTo: range.upperBound) { $0.1 }
     }
 
     func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal {
-        try decode(txn.get(tables.months, (reader, month)), ViewRecordCodec.decodeMonthTotal) ?? MonthTotal()
+        try get(tables.months, (reader, month)) ?? MonthTotal()
     }
     mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws {
-        if total == MonthTotal() {
-            try writer.delete(tables.months, (reader, month))
-        } else {
-            try writer.put(tables.months, (reader, month), ViewRecordCodec.encode(total))
-        }
+        if total == MonthTotal() { try writer.delete(tables.months, (reader, month)) } else { try writer.put(tables.months, (reader, month), total) }
     }
     func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)] {
-        var result: [(YearMonth, MonthTotal)] = []
-        try forEach(tables.months, from: (reader, range.lowerBound), prefix: ReaderIDKey.encode(reader)) { key, value in
-            guard key.1 <= range.upperBound else { return false }
-            result.append((key.1, try decode(value, ViewRecordCodec.decodeMonthTotal)!))
-            return true
-        }
-        return result
+        try records(tables.months, from: (reader, range.lowerBound), prefix: ReaderIDKey.encode(reader), upTo: range.upperBound) { $0.1 }
     }
 
     func bucketTotals(reader: ReaderID) throws -> BucketTotals {
-        try decode(txn.get(tables.buckets, reader), ViewRecordCodec.decodeBucketTotals) ?? BucketTotals()
+        try get(tables.buckets, reader) ?? BucketTotals()
     }
     mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws {
-        try writer.put(tables.buckets, reader, ViewRecordCodec.encode(totals))
+        try writer.put(tables.buckets, reader, totals)
     }
 
     func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun? {
         var found: StreakRun?
-        try forEach(tables.runs, from: (reader, day), direction: .backward, prefix: ReaderIDKey.encode(reader)) { _, value in
-            found = try decode(value, ViewRecordCodec.decodeStreakRun)
+        try forEach(tables.runs, from: (reader, day), direction: .backward, prefix: ReaderIDKey.encode(reader)) { _, run in
+            found = run
             return false
         }
         return found
     }
     func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun? {
-        try decode(txn.get(tables.runs, (reader, day)), ViewRecordCodec.decodeStreakRun)
+        try get(tables.runs, (reader, day))
     }
     mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws {
-        try writer.put(tables.runs, (reader, run.start), ViewRecordCodec.encode(run))
+        try writer.put(tables.runs, (reader, run.start), run)
     }
     mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws {
         try writer.delete(tables.runs, (reader, start))
     }
     func streakRuns(reader: ReaderID) throws -> [StreakRun] {
         var result: [StreakRun] = []
-        try forEach(tables.runs, prefix: ReaderIDKey.encode(reader)) { _, value in
-            result.append(try decode(value, ViewRecordCodec.decodeStreakRun)!)
+        try forEach(tables.runs, prefix: ReaderIDKey.encode(reader)) { _, run in
+            result.append(run)
             return true
         }
         return result
@@ -404,20 +412,20 @@ struct LMDBViewStore: ViewStore {
         return result
     }
     mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
-        if active { try writer.put(tables.goals, (reader, book), []) } else { try writer.delete(tables.goals, (reader, book)) }
+        if active { try writer.put(tables.goals, (reader, book), ()) } else { try writer.delete(tables.goals, (reader, book)) }
     }
 
     func yearView(reader: ReaderID, year: Int) throws -> YearView? {
-        try decode(txn.get(tables.years, (reader, year)), ViewRecordCodec.decodeYearView)
+        try get(tables.years, (reader, year))
     }
     mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
         let key = (reader, view.year)
-        if view.isEmpty { try writer.delete(tables.years, key) } else { try writer.put(tables.years, key, ViewRecordCodec.encode(view)) }
+        if view.isEmpty { try writer.delete(tables.years, key) } else { try writer.put(tables.years, key, view) }
     }
     func yearViews(reader: ReaderID) throws -> [YearView] {
         var result: [YearView] = []
-        try forEach(tables.years, prefix: ReaderIDKey.encode(reader)) { _, value in
-            result.append(try decode(value, ViewRecordCodec.decodeYearView)!)
+        try forEach(tables.years, prefix: ReaderIDKey.encode(reader)) { _, view in
+            result.append(view)
             return true
         }
         return result
@@ -425,12 +433,12 @@ struct LMDBViewStore: ViewStore {
 
     func readerView(reader: ReaderID) throws -> ReaderView? {
         if let known = memo?.readerView(reader) { return known }
-        let view = try decode(txn.get(tables.readers, reader), ViewRecordCodec.decodeReaderView)
+        let view = try get(tables.readers, reader)
         if let view { memo?.note(reader: reader, view) }
         return view
     }
     mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws {
-        try writer.put(tables.readers, reader, ViewRecordCodec.encode(view))
+        try writer.put(tables.readers, reader, view)
         memo?.note(reader: reader, view)
     }
     func readers() throws -> [ReaderID] {

@@ -41,34 +41,67 @@ public enum ViewDigest {
             hasher.update(data: bytes)
         }
 
-        /// Adds the views of `reader` in `views` (after every reader with a lower ID).
+        /// Adds the views of `reader` in `views` (after every reader with a lower ID): table by
+        /// table in ``ViewTable`` order, each record as that table stores it.
         public mutating func add(reader: ReaderID, of views: some ViewStore) throws {
             add("reader", reader.bytes)
-            if var view = try views.readerView(reader: reader) {
-                view.homeOrderOrigin = nil; view.profileOrigin = nil; view.lastEvent?.origin = nil
-                add("readerView", ViewRecordCodec.encode(view))
+            var bookViews: [BookView]?
+            func books() throws -> [BookView] {
+                if let bookViews { return bookViews }
+                let read = try views.bookViews(reader: reader)
+                bookViews = read
+                return read
             }
-            for book in try views.bookViews(reader: reader) {
-                var shown = book
-                shown.lastOrigin = nil
-                add("book", ViewRecordCodec.encode(shown))
-                add("decision", ViewRecordCodec.encode(book.decision))
-                for (day, total) in try views.bookDayTotals(reader: reader, book: book.book, in: allDays) {
-                    add("bookDay", DayKey.encode(day) + ViewRecordCodec.encode(total))
+            for table in ViewTable.allCases {
+                let tag = table.rawValue
+                switch table {
+                case .books:
+                    for book in try books() {
+                        var shown = book
+                        shown.lastOrigin = nil
+                        add(tag, ViewRecordCodec.encodeSummary(shown))
+                    }
+                case .bookEntries:
+                    for book in try books() { for entry in book.entries { add(tag, book.book.bytes + ViewRecordCodec.encode(entry)) } }
+                case .bookSessions:
+                    for book in try books() { for session in book.sessions { add(tag, book.book.bytes + ViewRecordCodec.encode(session)) } }
+                case .bookSentences:
+                    for book in try books() { for sentence in book.sentences { add(tag, book.book.bytes + ViewRecordCodec.encode(sentence)) } }
+                case .bookMemos:
+                    for book in try books() { for memo in book.memos { add(tag, book.book.bytes + ViewRecordCodec.encode(memo)) } }
+                case .decisions:
+                    for book in try books() { add(tag, book.book.bytes + ViewRecordCodec.encode(book.decision)) }
+                case .days:
+                    for (day, total) in try views.dayTotals(reader: reader, in: allDays) {
+                        add(tag, DayKey.encode(day) + ViewRecordCodec.encode(total))
+                    }
+                case .bookDays:
+                    for book in try books() {
+                        for (day, total) in try views.bookDayTotals(reader: reader, book: book.book, in: allDays) {
+                            add(tag, book.book.bytes + DayKey.encode(day) + ViewRecordCodec.encode(total))
+                        }
+                    }
+                case .months:
+                    for (month, total) in try views.monthTotals(reader: reader, in: allMonths) {
+                        add(tag, MonthKey.encode(month) + ViewRecordCodec.encode(total))
+                    }
+                case .buckets:
+                    add(tag, ViewRecordCodec.encode(try views.bucketTotals(reader: reader)))
+                case .runs:
+                    for run in try views.streakRuns(reader: reader) { add(tag, ViewRecordCodec.encode(run)) }
+                case .readers:
+                    if var view = try views.readerView(reader: reader) {
+                        view.homeOrderOrigin = nil; view.profileOrigin = nil; view.lastEvent?.origin = nil
+                        add(tag, ViewRecordCodec.encode(view))
+                    }
+                case .goals:
+                    for book in try views.goalBooks(reader: reader) { add(tag, book.bytes) }
+                case .years:
+                    for var year in try views.yearViews(reader: reader) {
+                        year.challengeOrigin = nil
+                        add(tag, ViewRecordCodec.encode(year))
+                    }
                 }
-            }
-            for (day, total) in try views.dayTotals(reader: reader, in: allDays) {
-                add("day", DayKey.encode(day) + ViewRecordCodec.encode(total))
-            }
-            for (month, total) in try views.monthTotals(reader: reader, in: allMonths) {
-                add("month", MonthKey.encode(month) + ViewRecordCodec.encode(total))
-            }
-            add("buckets", ViewRecordCodec.encode(try views.bucketTotals(reader: reader)))
-            for run in try views.streakRuns(reader: reader) { add("run", ViewRecordCodec.encode(run)) }
-            for book in try views.goalBooks(reader: reader) { add("goal", book.bytes) }
-            for var year in try views.yearViews(reader: reader) {
-                year.challengeOrigin = nil
-                add("year", ViewRecordCodec.encode(year))
             }
         }
 

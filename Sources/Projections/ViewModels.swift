@@ -28,6 +28,18 @@ public struct PageEntry: Hashable, Sendable {
     public var effective: Int
     /// Pages credited to ``day`` after corrections: never negative.
     public var credited: Int
+    /// The memberwise initializer, for the store module's record codec.
+    package init(order: UInt64, occurredAt: Timestamp, day: LocalDate, bucket: TimeOfDay, readThrough: Int, position: Int, kind: Kind, effective: Int, credited: Int) {
+        self.order = order
+        self.occurredAt = occurredAt
+        self.day = day
+        self.bucket = bucket
+        self.readThrough = readThrough
+        self.position = position
+        self.kind = kind
+        self.effective = effective
+        self.credited = credited
+    }
 }
 
 /// A timed reading session.
@@ -53,6 +65,18 @@ public struct SessionRecord: Hashable, Sendable {
     public var reportedSeconds: Int?
     /// The end position the reader gave.
     public var endPosition: Int?
+    /// The memberwise initializer, for the store module's record codec.
+    package init(session: SessionID, startedAt: Timestamp, timeZone: ZoneID, intervals: [ClosedInterval], runningSince: Timestamp? = nil, runningZone: ZoneID? = nil, isFinished: Bool, reportedSeconds: Int? = nil, endPosition: Int? = nil) {
+        self.session = session
+        self.startedAt = startedAt
+        self.timeZone = timeZone
+        self.intervals = intervals
+        self.runningSince = runningSince
+        self.runningZone = runningZone
+        self.isFinished = isFinished
+        self.reportedSeconds = reportedSeconds
+        self.endPosition = endPosition
+    }
 
     /// A reading interval.
     public struct ClosedInterval: Hashable, Sendable {
@@ -63,6 +87,12 @@ public struct SessionRecord: Hashable, Sendable {
         /// The zone of the event that began it (the start, or a resume in another city): its
         /// minutes fall on days and in time-of-day buckets of this zone.
         public var timeZone: ZoneID
+        /// The memberwise initializer, for the store module's record codec.
+        package init(start: Timestamp, end: Timestamp, timeZone: ZoneID) {
+            self.start = start
+            self.end = end
+            self.timeZone = timeZone
+        }
     }
 
     /// Seconds of reading measured from the exact instants of the intervals, the total rounded
@@ -87,6 +117,14 @@ public struct TextNote: Hashable, Sendable {
     public var createdAt: Timestamp
     /// When it was last edited.
     public var editedAt: Timestamp
+    /// The memberwise initializer, for the store module's record codec.
+    package init(id: UUIDBox, text: String, page: Int? = nil, createdAt: Timestamp, editedAt: Timestamp) {
+        self.id = id
+        self.text = text
+        self.page = page
+        self.createdAt = createdAt
+        self.editedAt = editedAt
+    }
 }
 
 /// A UUID of any identifier kind, comparable by bytes.
@@ -113,6 +151,11 @@ public struct GoalOutcome: Hashable, Sendable {
     public var targetDate: LocalDate { goal.targetDate }
     /// The day the book was finished.
     public var finishedOn: LocalDate
+    /// The memberwise initializer, for the store module's record codec.
+    package init(goal: BookState.Goal, finishedOn: LocalDate) {
+        self.goal = goal
+        self.finishedOn = finishedOn
+    }
     /// `finishedOn <= targetDate`.
     public var met: Bool { finishedOn <= targetDate }
 }
@@ -189,6 +232,31 @@ public struct BookView: Hashable, Sendable {
     /// ``rating`` and ``liked`` are copied from it after every event. The store persists it as a
     /// record of its own beside the view.
     public var decision = BookState()
+    /// The memberwise initializer, for the store module's record codec.
+    package init(reader: ReaderID, book: BookID, metadata: BookMetadata, status: ReadingStatus, inLibrary: Bool, addedAt: Timestamp, lastActivity: Timestamp, goal: BookState.Goal? = nil, goalOutcome: GoalOutcome? = nil, readThrough: Int, entries: [PageEntry], finishes: [LocalDate], isFinished: Bool, sentences: [TextNote], memos: [TextNote], sessions: [SessionRecord], rating: Rating? = nil, liked: Bool, likedAt: Timestamp? = nil, lastOrigin: EventOrigin? = nil, foldedEvents: UInt64 = 0, decision: BookState = BookState()) {
+        self.reader = reader
+        self.book = book
+        self.metadata = metadata
+        self.status = status
+        self.inLibrary = inLibrary
+        self.addedAt = addedAt
+        self.lastActivity = lastActivity
+        self.goal = goal
+        self.goalOutcome = goalOutcome
+        self.readThrough = readThrough
+        self.entries = entries
+        self.finishes = finishes
+        self.isFinished = isFinished
+        self.sentences = sentences
+        self.memos = memos
+        self.sessions = sessions
+        self.rating = rating
+        self.liked = liked
+        self.likedAt = likedAt
+        self.lastOrigin = lastOrigin
+        self.foldedEvents = foldedEvents
+        self.decision = decision
+    }
 
     /// The position reached in the current read-through: its highest effective position (see
     /// ``PageTimeline/position``: a lower mark merged from another device after a higher one

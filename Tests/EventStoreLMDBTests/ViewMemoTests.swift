@@ -230,7 +230,7 @@ import TestSupport
         let half = history.count / 2
         try F.appendInChunks(store, Array(history[..<half]), chunk: 50)
         #expect(!store.viewMemo.contents.books.isEmpty)
-        for view in ["books", "bookEntries", "decisions"] {
+        for view in ViewTable.views {
             _ = try store.rebuild(view: view)
             #expect(store.viewMemo.contents.books.isEmpty, "after rebuilding \(view)")
         }

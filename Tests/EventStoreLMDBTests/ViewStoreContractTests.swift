@@ -179,7 +179,7 @@ import Testing
                 }
                 try store.log.environment.read { txn throws -> Void in
                     #expect(try LMDBViewStore(txn: txn, tables: tables).bookView(reader: reader, book: original.book) == changed)
-                    func count(_ table: ViewDatabases.Table<ReaderBookIndexKey>) throws -> Int {
+                    func count<Value>(_ table: ViewDatabases.Table<ReaderBookIndexKey, Value>) throws -> Int {
                         var n = 0
                         try txn.forEach(table) { _, _ in n += 1; return true }
                         return n

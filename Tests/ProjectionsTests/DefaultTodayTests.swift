@@ -1,6 +1,7 @@
 import Testing
 import ReadingEvents
 @testable import Projections
+import EventStoreLMDB
 
 /// Issue 16, case 3: when the caller names no "today", it is the reader's latest moment in the
 /// history (the latest occurredAt or recordedAt of their events), or the clock when that is sooner;

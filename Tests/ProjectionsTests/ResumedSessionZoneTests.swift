@@ -1,6 +1,7 @@
 import Testing
 import ReadingEvents
 @testable import Projections
+import EventStoreLMDB
 
 /// Issue 10, item 15: each running interval of a timed session belongs to the zone of the event
 /// that began it (the start, or a resume in another city); an interval that crosses an offset

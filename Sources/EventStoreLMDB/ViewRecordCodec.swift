@@ -1,4 +1,5 @@
 import Foundation
+import Projections
 import ReadingEvents
 
 /// A record that could not be read back: names what was being read and where.

@@ -1,0 +1,67 @@
+import DemoHistory
+import Foundation
+import LMDB
+import Projections
+import ReadingEvents
+import TestSupport
+import Testing
+@testable import EventStoreLMDB
+
+/// Issue 29: one list of view tables (``ViewTable``) drives the table set, the digest, `rebuild
+/// --view` and the docs. Before it, three hand-kept lists had drifted: `--view books` copied one
+/// of a book's six tables, and the DocC overview named only some.
+@Suite struct ViewTableTests {
+    typealias F = Facade
+
+    /// Every view name, with every one of its tables emptied in the active views: the digest sees
+    /// the damage, and `rebuild(view:)` of that name alone brings back the digest of the
+    /// incremental views (every table of the view, not one).
+    @Test(arguments: ViewTable.views)
+    func rebuildingOneViewRestoresEveryOneOfItsTables(view: String) throws {
+        try withTempDirectory { dir in
+            let history = F.history(readers: 2, days: 60, seed: 0x5EED_0029)
+            let store = try ReadingStore.open(at: dir.child("store"))
+            _ = try F.appendInChunks(store, history, chunk: 500)
+            let incremental = try store.viewDigest()
+            let tables = ViewTable.tables(of: view)
+            #expect(!tables.isEmpty)
+            try store.log.environment.write { txn in
+                let active = store.generations[try store.activeGeneration(txn)]
+                for table in tables {
+                    #expect(try txn.count(active[table]) > 0, "the demo history fills \(table)")
+                    try txn.removeAll(active[table])
+                }
+            }
+            #expect(try store.viewDigest() != incremental, "emptying \(tables) changes the digest")
+            #expect(try store.rebuild(view: view).digest == incremental)
+            #expect(try store.viewDigest() == store.freshFoldDigest())
+        }
+    }
+
+    @Test func aNameThatIsNoViewIsRefusedNamingTheViews() throws {
+        try withTempDirectory { dir in
+            let store = try ReadingStore.open(at: dir.child("store"))
+            #expect {
+                try store.rebuild(view: "bookEntries")
+            } throws: { error in
+                guard case EventStoreError.invalidArgument(let field, let detail) = error else { return false }
+                return field == "view" && detail.contains("books, days, bookDays, months, buckets, runs, readers, goals, years")
+            }
+        }
+    }
+
+    /// The DocC overview's table of view tables lists exactly ``ViewTable``, in order, with each
+    /// table's view and summary.
+    @Test func theDocCOverviewListsEveryTable() throws {
+        let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/EventStoreLMDB/EventStoreLMDB.docc/EventStoreLMDB.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "### The view tables").dropFirst().first)
+        let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") }
+        let documented = rows.map { row in
+            row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`")) }
+        }
+        let expected = ViewTable.allCases.map { [$0.rawValue, $0.view, $0.summary] }
+        #expect(documented == expected)
+    }
+}
