@@ -144,30 +144,26 @@ extension ReadingStore {
         var ids: [EventID: EventEnvelope] = [:]
     }
 
-    /// The page counts of books as a batch goes: the latest `BookAdded`/`MetadataCorrected` earlier
-    /// in the batch, else the store's views (read once per book and batch).
+    /// ``BatchBookFacts`` of a batch, with the page counts the store's views know: what earlier
+    /// events of the batch, else the store, say about each book (read once per book and batch).
     ///
-    /// Not `Sendable`-relevant: a local value of one write.
-    struct PageCounts {
-        private var known: [StreamID: Int?] = [:]
+    /// Not `Sendable`: it holds a view store bound to the write transaction.
+    struct BookFacts {
+        private var facts = BatchBookFacts()
         let views: LMDBViewStore
 
         init(views: LMDBViewStore) { self.views = views }
 
         /// The page count of the book of `envelope` as of it (`nil`: unknown, or not a book event).
-        mutating func before(_ envelope: EventEnvelope) throws -> Int? {
-            guard case .book(let reader, let book) = envelope.stream else { return nil }
-            if let count = known[envelope.stream] { return count }
-            let count = try views.bookSummary(reader: reader, book: book)?.metadata.pageCount
-            known[envelope.stream] = .some(count)
-            return count
+        mutating func pageCount(before envelope: EventEnvelope) throws -> Int? {
+            try facts.pageCount(before: envelope) { reader, book in try views.bookSummary(reader: reader, book: book)?.metadata.pageCount }
         }
 
-        /// Notes the page count `envelope` sets, if it sets one.
-        mutating func note(_ envelope: EventEnvelope) {
-            if case .bookAdded(let e) = envelope.event { known[envelope.stream] = .some(e.metadata.pageCount) }
-            if case .metadataCorrected(let e) = envelope.event { known[envelope.stream] = .some(e.metadata.pageCount) }
-        }
+        /// The start of the book's goal set earlier in the batch, if any.
+        func goalStart(before envelope: EventEnvelope) -> LocalDate? { facts.goalStart(before: envelope) }
+
+        /// Notes what `envelope` sets.
+        mutating func note(_ envelope: EventEnvelope) { facts.note(envelope) }
     }
 
     /// The check of events of replicas (`indices` of `envelopes`), in canonical order (envelopes
@@ -187,7 +183,7 @@ extension ReadingStore {
             case (nil, nil): a < b
             }
         }
-        var pageCounts = mode == .refuse ? PageCounts(views: try activeViews(txn)) : nil
+        var bookFacts = mode == .refuse ? BookFacts(views: try activeViews(txn)) : nil
         var firstIndex: [EventID: Int] = [:]
         var heldPosition: [EventID: UInt64] = [:]
         var claimed: [EventOrigin: Int] = [:]
@@ -203,10 +199,12 @@ extension ReadingStore {
                     checked.quarantined.append((envelope, "\(field): \(detail) [rule: \(rule.rawValue)]", !field.hasPrefix("origin")))
                 }
             }
-            do { try envelope.validateReplicated(pageCount: pageCounts?.before(envelope)) } catch let error as ValidationError {
+            do {
+                try envelope.validateReplicated(pageCount: bookFacts?.pageCount(before: envelope), goalStart: bookFacts?.goalStart(before: envelope))
+            } catch let error as ValidationError {
                 try refuse(error.field, error.rule, error.detail); continue
             }
-            pageCounts?.note(envelope)
+            bookFacts?.note(envelope)
             let origin = envelope.origin!
             let key = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
             if let earlier = firstIndex[envelope.eventID] {
@@ -274,7 +272,7 @@ extension ReadingStore {
     func checkNewFacts(_ envelopes: [EventEnvelope], _ indices: [Int], listDecideRefusals: Bool,
                        into checked: inout CheckedBatch, _ outcome: inout PipelineOutcome, _ txn: WriteTransaction) throws {
         guard !indices.isEmpty else { return }
-        var pageCounts = PageCounts(views: try activeViews(txn))
+        var bookFacts = BookFacts(views: try activeViews(txn))
         var firstIndex: [EventID: Int] = [:]
         var states: [StreamID: BookState] = [:]
         for index in indices {
@@ -326,10 +324,12 @@ extension ReadingStore {
                 state.apply(envelope.event, occurredAt: envelope.occurredAt)
                 states[stream] = state
             }
-            do { try envelope.validate(pageCount: pageCounts.before(envelope)) } catch let error as ValidationError {
+            do {
+                try envelope.validate(pageCount: bookFacts.pageCount(before: envelope), goalStart: bookFacts.goalStart(before: envelope))
+            } catch let error as ValidationError {
                 throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(error))
             }
-            pageCounts.note(envelope)
+            bookFacts.note(envelope)
             checked.ids[envelope.eventID] = envelope
             checked.newFacts.append(envelope)
         }

@@ -76,6 +76,13 @@ extension EventEnvelope {
     ///
     /// - Parameter pageCount: the book's page count as known before this event, `nil` when unknown.
     public func validateReplicated(pageCount: Int? = nil) throws(ValidationError) {
+        try validateReplicated(pageCount: pageCount, goalStart: nil)
+    }
+
+    /// ``validateReplicated(pageCount:)`` with the goal rule of a batch (see
+    /// ``validate(pageCount:goalStart:)``): for a replica's lines in an import file, whose
+    /// earlier lines set the goal (``BatchBookFacts``).
+    public func validateReplicated(pageCount: Int?, goalStart: LocalDate?) throws(ValidationError) {
         guard let origin else {
             throw ValidationError(field: "origin", rule: .empty,
                                   detail: "an event of another replica carries the origin its replica gave it (replica, sequence, stamp)")
@@ -87,7 +94,7 @@ extension EventEnvelope {
         guard origin.sequence >= 1 else {
             throw ValidationError(field: "origin.sequence", rule: .outOfRange, detail: "a replica numbers its events from 1, not 0")
         }
-        try validate(pageCount: pageCount)
+        try validate(pageCount: pageCount, goalStart: goalStart)
     }
 }
 

@@ -80,10 +80,7 @@ public enum RecordedBatch {
                              storedPageCount: (ReaderID, BookID) throws -> Int? = { _, _ in nil }) throws {
         var firstIndex: [EventID: Int] = [:]
         firstIndex.reserveCapacity(envelopes.count)
-        // The page count of each book stream as of the envelope being checked (nil inside: unknown).
-        var pageCounts: [StreamID: Int?] = [:]
-        // The start of each book's goal set earlier in the batch (absent: unknown, nil: none).
-        var goalStarts: [StreamID: LocalDate?] = [:]
+        var facts = BatchBookFacts()
         for (index, envelope) in envelopes.enumerated() {
             if let earlier = firstIndex[envelope.eventID] {
                 guard envelope.recordsSameFact(as: envelopes[earlier]) else {
@@ -98,26 +95,13 @@ public enum RecordedBatch {
                                                  reason: .conflictsWithStored(position: existing.position))
                 }
             } else {
-                var pageCount: Int?
-                if case .book(let reader, let book) = envelope.stream {
-                    if let known = pageCounts[envelope.stream] { pageCount = known } else {
-                        // Once per book and batch: the store's page count decodes the book's view.
-                        pageCount = try storedPageCount(reader, book)
-                        pageCounts[envelope.stream] = .some(pageCount)
-                    }
-                }
-                let goalStart = goalStarts[envelope.stream] ?? nil
-                do { try envelope.validate(pageCount: pageCount, goalStart: goalStart) } catch {
+                // Once per book and batch: the store's page count decodes the book's view.
+                let pageCount = try facts.pageCount(before: envelope, stored: storedPageCount)
+                do { try envelope.validate(pageCount: pageCount, goalStart: facts.goalStart(before: envelope)) } catch {
                     throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(error))
                 }
             }
-            // Only these two events set a page count.
-            if case .bookAdded(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
-            if case .metadataCorrected(let e) = envelope.event { pageCounts[envelope.stream] = .some(e.metadata.pageCount) }
-            // These set or end a goal.
-            if case .goalSet(let e) = envelope.event { goalStarts[envelope.stream] = .some(e.startDate) }
-            if case .goalDeleted = envelope.event { goalStarts[envelope.stream] = .some(nil) }
-            if case .bookRemoved = envelope.event { goalStarts[envelope.stream] = .some(nil) }
+            facts.note(envelope)
         }
     }
 }

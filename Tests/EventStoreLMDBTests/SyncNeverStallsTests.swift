@@ -127,6 +127,28 @@ import TestSupport
         }
     }
 
+    /// Lines with origins keep the batch's goal rule too: a `GoalChanged` whose target is before
+    /// the start of the goal set earlier in the file is refused (nothing written), as it is for
+    /// lines without origins (`RecordedBatch.check`) and for `changeGoal`. Before the batch facts
+    /// were one type, the replicated path checked page counts only and imported it.
+    @Test func importedLinesWithOriginsKeepTheGoalRuleOfTheBatch() throws {
+        try withTempDirectory { dir in
+            let d = try Devices(dir)
+            try d.run(d.b, .addBook(Devices.metadata, status: .reading), "2025-03-01T08:00:00+09:00")
+            try d.run(d.b, .setGoal(startDate: try LocalDate(iso: "2025-03-10"), targetDate: try LocalDate(iso: "2025-04-10"), theme: nil),
+                      "2025-03-01T08:10:00+09:00")
+            try d.run(d.b, .changeGoal(targetDate: try LocalDate(iso: "2025-04-20"), theme: nil), "2025-03-01T08:20:00+09:00")
+            var lines = try d.b.changes(since: VersionVector())
+            #expect(lines.count == 3)
+            guard case .goalChanged(var change) = lines[2].event else { Issue.record("\(lines[2].event)"); return }
+            change.targetDate = try LocalDate(iso: "2025-03-01")
+            lines[2].event = .goalChanged(change)
+            let early = #expect(throws: MergeRejection.self) { try d.a.importHistory(lines) }
+            #expect(early?.field == "targetDate" && early?.rule == .targetBeforeStart, "\(String(describing: early))")
+            #expect(try d.a.log.lastPosition() == 0)
+        }
+    }
+
     /// A page holding two copies of an event the store holds under both origins (its record and an
     /// alias: what a server's page or a peer's changes carry once two devices imported the same
     /// rows) is held, not quarantined. Found by the server's randomized convergence test: the
