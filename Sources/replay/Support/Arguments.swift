@@ -25,6 +25,7 @@ extension CheckedArgument {
 
 /// Reader and book IDs: a UUID.
 extension TaggedID: CheckedArgument {
+    /// The value of ``parse(_:)``; `nil` when refused.
     public init?(argument: String) {
         guard let value = try? Self.parse(argument) else { return nil }
         self = value
@@ -40,6 +41,7 @@ extension TaggedID: CheckedArgument {
 
 /// A time zone: an IANA identifier in the tz database.
 extension ZoneID: CheckedArgument {
+    /// The value of ``parse(_:)``; `nil` when refused.
     public init?(argument: String) {
         guard let value = try? Self.parse(argument) else { return nil }
         self = value
@@ -55,6 +57,7 @@ extension ZoneID: CheckedArgument {
 
 /// A version vector, as `replay sync vector` prints it (`replica:sequence,...`; "" for none).
 extension VersionVector: CheckedArgument {
+    /// The value of ``parse(_:)``; `nil` when refused.
     public init?(argument: String) {
         guard let value = try? Self.parse(argument) else { return nil }
         self = value
