@@ -92,7 +92,7 @@ public struct MergeResult: Hashable, Sendable, CustomStringConvertible {
     /// "N received: A new, H already held, R books refolded" (and ", Q quarantined" when any).
     public var description: String {
         "\(received) received: \(appended) new, \(alreadyHeld) already held, \(refoldedBooks) books refolded"
-            + (quarantined > 0 ? ", \(quarantined) quarantined (see `replay sync --quarantine`)" : "")
+            + (quarantined > 0 ? ", \(quarantined) quarantined (see `replay sync quarantine`)" : "")
     }
 }
 

@@ -66,12 +66,12 @@ import Glibc
     /// `--as-of -1` was taken for an option ("Missing value"); a year past 9999 was "not an ISO
     /// 8601 date", and a "today" before 1900 was accepted. Each now names the value and the rule.
     @Test(arguments: [
-        (["show", "--as-of", "-1"], "--as-of \"-1\" is not an ISO 8601 date"),
-        (["show", "--as-of", "10000-01-01"], "--as-of 10000-01-01: the year 10000 is outside 1900 ... 2199"),
-        (["show", "--as-of", "0001-01-01"], "--as-of 0001-01-01: the year 1 is outside 1900 ... 2199"),
-        (["show", "--since", "99999-01-01T00:00:00Z"], "--since 99999-01-01T00:00:00Z: the year 99999 is outside 1 ... 9999"),
+        (["show", "--as-of", "-1"], "The value '-1' is invalid for '--as-of <date-or-instant>': not an ISO 8601 date"),
+        (["show", "--as-of", "10000-01-01"], "'10000-01-01' is invalid for '--as-of <date-or-instant>': the year 10000 is outside 1900 ... 2199"),
+        (["show", "--as-of", "0001-01-01"], "'0001-01-01' is invalid for '--as-of <date-or-instant>': the year 1 is outside 1900 ... 2199"),
+        (["show", "--since", "99999-01-01T00:00:00Z"], "'99999-01-01T00:00:00Z' is invalid for '--since <date-or-instant>': the year 99999 is outside 1 ... 9999"),
         (["report", "--reader", "7A1C0E3E-4A64-4C43-9C5B-2B7D1E0F6A11", "--out", "r.html", "--as-of", "10000-01-01"],
-         "--as-of 10000-01-01: the year 10000 is outside 1900 ... 2199"),
+         "'10000-01-01' is invalid for '--as-of <date-or-instant>': the year 10000 is outside 1900 ... 2199"),
     ])
     func dateOptionsNameTheValueAndTheRange(arguments: [String], message: String) throws {
         let dir = try CLITempDirectory()

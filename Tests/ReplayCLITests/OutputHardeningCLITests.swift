@@ -91,12 +91,12 @@ import Glibc
         let missing = dir.path("missing")
         let reader = "689ddf5d-2f38-432b-afc0-411c18fb0367"
         let commands: [[String]] = [
-            ["show"], ["stats"], ["export"], ["audit"], ["rebuild"], ["verify"], ["vector"],
+            ["show"], ["stats"], ["export"], ["audit"], ["rebuild"], ["verify"], ["sync", "vector"], ["sync", "quarantine"],
             ["report", "--reader", reader, "--out", dir.path("report.html")],
         ]
         for path in [empty, missing] {
             for command in commands {
-                let run = try replay([command[0], "--store", path] + command.dropFirst())
+                let run = try replay(command + ["--store", path])
                 #expect(run.status == 1 && run.stderrLines.count == 1 && run.stderr.contains("no store at \(path)"), "\(run)")
             }
         }
@@ -118,11 +118,11 @@ import Glibc
         let exported = dir.path("empty.jsonl")
         try Data().write(to: URL(fileURLWithPath: exported))
         let commands: [[String]] = [
-            ["stats"], ["show"], ["audit"], ["rebuild"], ["verify"], ["export"], ["vector"], ["backup", dir.path("copy")],
+            ["stats"], ["show"], ["audit"], ["rebuild"], ["verify"], ["export"], ["sync", "vector"], ["backup", dir.path("copy")],
             ["import", exported], ["report", "--reader", "689ddf5d-2f38-432b-afc0-411c18fb0367", "--out", dir.path("r.html")],
         ]
         for command in commands {
-            let run = try replayBounded([command[0], "--store", store] + command.dropFirst(), unblocking: fifo)
+            let run = try replayBounded(command + ["--store", store], unblocking: fifo)
             #expect(run.status == 1 && run.stderrLines.count == 1, "\(command): \(run)")
             #expect(run.stderr.contains("data.mdb") && run.stderr.contains("FIFO"), "\(command): \(run)")
         }

@@ -291,6 +291,28 @@ struct RebuildCommandTests {
         #expect(try lastPosition(of: store) == last, "a rebuild appends nothing")
     }
 
+    /// Issue 29: every name `rebuild --help` lists rebuilds (before, `--view years` was exit 64, and
+    /// `--view books` rebuilt one of a book's six tables), and `verify` stays green after each.
+    @Test("rebuild --view NAME works for every name its help lists, and verify stays green")
+    func everyListedViewRebuilds() throws {
+        let temp = try CLITempDirectory()
+        defer { temp.remove() }
+        let store = temp.path("store")
+        try makeDemoStore(at: store)
+        let digest = try #require(try verifyReport(of: store)["viewDigest"] as? String)
+        let help = try replayOK(["rebuild", "--help"]).stdout
+        let values = try #require(help.firstMatch(of: /values: ([a-zA-Z,\s]+)\)/), "\(help)")
+        let names = values.1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(names == ["books", "days", "bookDays", "months", "buckets", "runs", "readers", "goals", "years"])
+        for name in names {
+            let run = try replayOK(["rebuild", "--store", store, "--view", name, "--json"]).jsonObject()
+            #expect(run["view"] as? String == name)
+            #expect(run["digest"] as? String == digest, "\(name)")
+            let report = try verifyReport(of: store)
+            #expect(report["ok"] as? Bool == true, "after rebuilding \(name): \(report)")
+        }
+    }
+
     @Test("rebuild --view with an unknown name is a usage error (64)")
     func unknownView() throws {
         let temp = try CLITempDirectory()

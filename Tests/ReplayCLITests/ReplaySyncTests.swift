@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `replay sync --store A --with B` and `export --since-vector` with the built binary.
+/// `replay sync [run] --store A --with B`, `replay sync vector|quarantine` and `export --since-vector` with the built binary.
 @Suite("replay sync and export --since-vector")
 struct ReplaySyncTests {
     /// The value after "prefix " on the line that starts with it.
@@ -19,11 +19,12 @@ struct ReplaySyncTests {
         try replayOK(["demo", "--store", b, "--readers", "2", "--days", "60", "--seed", "2", "--quiet"])
         let countA = try replayOK(["export", "--store", a]).stdoutLines.count
         let countB = try replayOK(["export", "--store", b]).stdoutLines.count
-        let first = try replayOK(["sync", "--store", a, "--with", b, "--batch", "100"])
+        let first = try replayOK(["sync", "run", "--store", a, "--with", b, "--batch", "100"])
         #expect(first.stdoutLines[0] == "\(a) -> \(b): \(countA) received: \(countA) new, 0 already held, 0 books refolded", "\(first)")
         #expect(first.stdoutLines[1] == "\(b) -> \(a): \(countB) received: \(countB) new, 0 already held, 0 books refolded", "\(first)")
         #expect(first.stdoutLines.last?.hasPrefix("views: equal (digest ") == true, "\(first)")
         #expect(value(first, "vector \(a):") == value(first, "vector \(b):"))
+        // `run` is the default subcommand: the plain form exchanges too.
         let second = try replayOK(["sync", "--store", b, "--with", a])
         #expect(second.stdoutLines[0].hasSuffix(": 0 received: 0 new, 0 already held, 0 books refolded"), "\(second)")
         #expect(second.stdoutLines[1].hasSuffix(": 0 received: 0 new, 0 already held, 0 books refolded"), "\(second)")
@@ -42,7 +43,7 @@ struct ReplaySyncTests {
         let a = temp.path("a"), b = temp.path("b")
         try replayOK(["demo", "--store", a, "--readers", "1", "--days", "40", "--seed", "3", "--quiet"])
         try replayOK(["demo", "--store", b, "--readers", "1", "--days", "40", "--seed", "4", "--quiet"])
-        let vectorB = try #require(value(try replayOK(["vector", "--store", b]), "vector"))
+        let vectorB = try #require(value(try replayOK(["sync", "vector", "--store", b]), "vector"))
         let delta = try replayOK(["export", "--store", a, "--since-vector", vectorB])
         let countA = try replayOK(["export", "--store", a]).stdoutLines.count
         #expect(delta.stdoutLines.count == countA)
@@ -51,7 +52,7 @@ struct ReplaySyncTests {
         let imported = try replayOK(["import", "--store", b, file.path])
         #expect(imported.stdout.hasPrefix("imported \(countA) new events of \(countA)"), "\(imported)")
         // b now covers a: nothing more to send; a re-import adds nothing.
-        let vectorAfter = try #require(value(try replayOK(["vector", "--store", b]), "vector"))
+        let vectorAfter = try #require(value(try replayOK(["sync", "vector", "--store", b]), "vector"))
         #expect(try replayOK(["export", "--store", a, "--since-vector", vectorAfter]).stdoutLines.isEmpty)
         #expect(try replayOK(["import", "--store", b, file.path]).stdout.hasPrefix("imported 0 new events"))
     }
@@ -64,12 +65,12 @@ struct ReplaySyncTests {
         let a = temp.path("a"), b = temp.path("b")
         try replayOK(["demo", "--store", a, "--readers", "1", "--days", "5", "--seed", "9", "--quiet"])
         try replayOK(["demo", "--store", b, "--readers", "1", "--days", "6", "--seed", "9", "--quiet"])
-        let replicaA = value(try replayOK(["vector", "--store", a]), "replica")
-        let replicaB = value(try replayOK(["vector", "--store", b]), "replica")
+        let replicaA = value(try replayOK(["sync", "vector", "--store", a]), "replica")
+        let replicaB = value(try replayOK(["sync", "vector", "--store", b]), "replica")
         #expect(replicaA != nil && replicaA != replicaB)
         let synced = try replayOK(["sync", "--store", a, "--with", b])
         #expect(synced.stdout.contains("views: equal"), "\(synced)")
-        let listed = try replayOK(["sync", "--store", a, "--quarantine"])
+        let listed = try replayOK(["sync", "quarantine", "--store", a])
         #expect(listed.stdout.contains("0 event(s) in the quarantine"), "\(listed)")
     }
 

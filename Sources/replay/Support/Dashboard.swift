@@ -1,92 +1,7 @@
-import ArgumentParser
 import EventStoreLMDB
 import Foundation
 import Projections
 import ReadingEvents
-
-extension Replay {
-    struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Show the dashboard: home list, bookshelf, summary, streaks, page calendar, daily, time-of-day and monthly bars.",
-            discussion: """
-                Without --reader, every reader of the store in turn. "Today" is --as-of in the reader's zone \
-                (the zone of their last event in canonical order, the same on every store holding the same events, \
-                unless --zone is given); without --as-of, the reader's latest \
-                moment in the history (the latest occurredAt or recordedAt of their events, so a back-dated \
-                entry does not pull it back), or the machine's clock when that is sooner. \
-                With --since or --until, the daily bars are clamped to the reader's history: from the first \
-                day with reading (or the day of that last event, if earlier) to the last such day, so any \
-                range costs no more than the history holds. Text output shows control characters escaped.
-                """)
-
-        @OptionGroup var options: StoreOptions
-        @Option(help: "Only this reader (UUID).") var reader: String?
-        @Option(parsing: .unconditional, help: "\"Today\" for the views: an ISO 8601 date or instant (default: the reader's latest occurredAt or recordedAt, or the clock when sooner).") var asOf: String?
-        @Option(help: "The IANA zone for \"today\" (default: the zone of the reader's last event in canonical order).") var zone: String?
-        @Option(parsing: .unconditional, help: "First day of the daily bars (ISO 8601 date or instant; default: 30 days before --until, else before --as-of; no earlier than the reader's history).") var since: String?
-        @Option(parsing: .unconditional, help: "Last day of the daily bars (default: --as-of; with --since or --until, no later than the reader's history).") var until: String?
-        @Flag(help: "Print the same data as JSON.") var json = false
-
-        /// A store already opened by `demo`.
-        var store: ReadingStore?
-
-        enum CodingKeys: CodingKey { case options, reader, asOf, zone, since, until, json }
-
-        func validate() throws {
-            if let reader, ReaderID(uuidString: reader) == nil { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
-            if let zone, (try? ZoneID(zone)) == nil { throw ValidationError("--zone \"\(zone)\" is not an IANA time zone identifier") }
-            if let asOf { try checkDateOption("--as-of", asOf) }
-            // A range is clamped to the reader's history: any calendar year.
-            for (name, value) in [("--since", since), ("--until", until)] {
-                if let value { try checkDateOption(name, value, years: 1...9999) }
-            }
-            if let since, let until {
-                let a = try parseInstant(since, zone: .utc), b = try parseInstant(until, zone: .utc, endOfDay: true)
-                guard a <= b else { throw ValidationError("--since \(since) is after --until \(until)") }
-            }
-        }
-
-        func run() throws {
-            let store = try self.store ?? options.openExisting()
-            let readers = try reader.map { [ReaderID(uuidString: $0)!] } ?? store.readers()
-            let out = OutputBuffer()
-            if json { out.write("[") }
-            var first = true
-            for reader in readers {
-                // The reader's last event in canonical order, not in this store's log order: two
-                // stores holding the same events show the same zone, "today" and range.
-                guard let last = try store.withViews({ try $0.lastEvent(reader: reader) }) else {
-                    if self.reader != nil { throw ReplayError("reader \(reader) has no events in \(options.url.path)") }
-                    continue
-                }
-                let zone = try zone.map { try ZoneID($0) } ?? last.timeZone
-                let asOf = try asOf.map { try parseInstant($0, zone: zone) }
-                    ?? store.withViews { try $0.defaultAsOf(reader: reader, now: Timestamp(Date())) } ?? last.occurredAt
-                let clock = LocalClock(dayStartHour: store.dayStartHour)
-                let today = clock.localDay(of: asOf, in: zone)
-                let to = try until.map { clock.localDay(of: try parseInstant($0, zone: zone, endOfDay: true), in: zone) } ?? today
-                // 30 days ending at --until, else at "today".
-                let from = try since.map { clock.localDay(of: try parseInstant($0, zone: zone), in: zone) } ?? to.adding(days: -29)
-                guard from <= to else { throw ReplayError("--since is after --until") }
-                let latestDay = clock.localDay(of: last.occurredAt, in: last.timeZone)
-                let clamped = since != nil || until != nil
-                try store.withViews { views in
-                    let dashboard = try Dashboard(reader: reader, views: views, asOf: asOf, zone: zone, today: today, clock: clock)
-                    let daily = try DailyBars(reader: reader, views: views, requested: from...to, clampedTo: clamped ? latestDay : nil)
-                    if json {
-                        if !first { out.write(",") }
-                        try dashboard.writeJSON(daily: daily, to: out)
-                    } else {
-                        dashboard.writeText(daily: daily, to: out)
-                    }
-                }
-                first = false
-            }
-            if json { out.write("]\n") }
-            out.flush()
-        }
-    }
-}
 
 /// Everything `show` prints for one reader.
 struct Dashboard {
@@ -222,7 +137,7 @@ struct Dashboard {
     /// The JSON document of this reader, its daily bars streamed into it.
     func writeJSON(daily: DailyBars, to output: OutputBuffer) throws {
         // Every key but "daily" in one object (sorted keys), then "daily" written day by day.
-        var head = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes])
+        var head = try JSONEncoder.sorted.encode(self.output)
         head.removeLast()   // the closing brace
         output.write(head)
         output.write(",\"daily\":[")
@@ -234,46 +149,85 @@ struct Dashboard {
         output.write("]}\n")
     }
 
-    var json: [String: Any] {
-        func day(_ entry: (day: LocalDate, total: DayTotal)) -> [String: Any] {
-            ["day": entry.day.description, "pages": entry.total.pages, "seconds": entry.total.seconds]
+    /// The `--json` document of one reader, but its daily bars (streamed after it). Absent values are `null`.
+    struct Output: Encodable {
+        struct Day: Encodable { let day: String, pages: Int, seconds: Int }
+        struct HomeItem: Encodable {
+            let book: String, title: String, category: String, position: Int
+            @NullWhenAbsent var pageCount: Int?
+            @NullWhenAbsent var progress: Double?
+            @NullWhenAbsent var pagesLeft: Int?
+            let targetDate: String, daysLeft: Int
+            @NullWhenAbsent var pagesPerDayNeeded: Int?
+            @NullWhenAbsent var projectedFinish: String?
         }
-        func run(_ r: StreakRun?) -> Any { r.map { ["start": $0.start.description, "end": $0.end.description, "days": $0.length] } ?? NSNull() }
-        return [
-            "reader": reader.description,
-            "nickname": nickname ?? NSNull(),
-            "zone": zone.identifier,
-            "today": today.description,
-            "home": home.items.map { item -> [String: Any] in
-                ["book": item.book.description, "title": item.metadata.title, "category": item.metadata.groupingCategory,
-                 "position": item.position, "pageCount": item.metadata.pageCount ?? NSNull(),
-                 "progress": item.progress ?? NSNull(), "pagesLeft": item.pagesLeft ?? NSNull(),
-                 "targetDate": item.goal.targetDate.description, "daysLeft": item.daysLeft,
-                 "pagesPerDayNeeded": item.pagesPerDayNeeded ?? NSNull(),
-                 "projectedFinish": item.projectedFinish?.description ?? NSNull()]
+        struct FinishedItem: Encodable {
+            let book: String, title: String, finishes: [String]
+            @NullWhenAbsent var goalMet: Bool?
+            @NullWhenAbsent var goalStatus: String?
+            @NullWhenAbsent var rating: Double?
+            let liked: Bool
+        }
+        struct LikedItem: Encodable {
+            let book: String, title: String
+            @NullWhenAbsent var goalStatus: String?
+        }
+        struct Shelf: Encodable { let finished: [FinishedItem], liked: [LikedItem], stackHeightMillimetres: Double }
+        struct Summary: Encodable {
+            let reading: Int, finished: Int, wantToRead: Int, didNotFinish: Int, liked: Int, totalPages: Int, totalSeconds: Int
+        }
+        struct Run: Encodable { let start: String, end: String, days: Int }
+        struct Streaks: Encodable {
+            @NullWhenAbsent var current: Run?
+            @NullWhenAbsent var longest: Run?
+        }
+        struct Bucket: Encodable { let bucket: String, pages: Int, seconds: Int }
+        struct Month: Encodable { let month: String, pages: Int, finishes: Int }
+        struct Session: Encodable { let book: String, title: String, startedAt: String }
+
+        let reader: String
+        @NullWhenAbsent var nickname: String?
+        let zone: String, today: String
+        let home: [HomeItem]
+        let bookshelf: Shelf
+        let summary: Summary
+        let streaks: Streaks
+        let calendar: [Day]
+        let timeOfDay: [Bucket]
+        let monthly: [Month]
+        let openSessions: [Session]
+    }
+
+    var output: Output {
+        func run(_ r: StreakRun?) -> Output.Run? { r.map { Output.Run(start: $0.start.description, end: $0.end.description, days: $0.length) } }
+        return Output(
+            reader: reader.description, nickname: nickname, zone: zone.identifier, today: today.description,
+            home: home.items.map { item in
+                Output.HomeItem(book: item.book.description, title: item.metadata.title, category: item.metadata.groupingCategory,
+                                position: item.position, pageCount: item.metadata.pageCount, progress: item.progress,
+                                pagesLeft: item.pagesLeft, targetDate: item.goal.targetDate.description, daysLeft: item.daysLeft,
+                                pagesPerDayNeeded: item.pagesPerDayNeeded, projectedFinish: item.projectedFinish?.description)
             },
-            "bookshelf": [
-                "finished": finishedShelf.items.map { item -> [String: Any] in
-                    ["book": item.book.description, "title": item.metadata.title, "finishes": item.finishes.map(\.description),
-                     "goalMet": item.goalMet ?? NSNull(), "goalStatus": item.goalStatus?.rawValue ?? NSNull(),
-                     "rating": item.rating?.stars ?? NSNull(), "liked": item.liked]
+            bookshelf: Output.Shelf(
+                finished: finishedShelf.items.map { item in
+                    Output.FinishedItem(book: item.book.description, title: item.metadata.title, finishes: item.finishes.map(\.description),
+                                        goalMet: item.goalMet, goalStatus: item.goalStatus?.rawValue, rating: item.rating?.stars, liked: item.liked)
                 },
-                "liked": likedShelf.items.map { item -> [String: Any] in
-                    ["book": item.book.description, "title": item.metadata.title, "goalStatus": item.goalStatus?.rawValue ?? NSNull()]
+                liked: likedShelf.items.map { item in
+                    Output.LikedItem(book: item.book.description, title: item.metadata.title, goalStatus: item.goalStatus?.rawValue)
                 },
-                "stackHeightMillimetres": finishedShelf.stackHeightMillimetres,
-            ],
-            "summary": ["reading": summary.reading, "finished": summary.finished, "wantToRead": summary.wantToRead,
-                        "didNotFinish": summary.didNotFinish, "liked": summary.liked, "totalPages": summary.totalPages,
-                        "totalSeconds": summary.totalSeconds],
-            "streaks": ["current": run(streaks.current), "longest": run(streaks.longest)],
-            "calendar": calendar.map(day),
-            "timeOfDay": TimeOfDay.allCases.map { b -> [String: Any] in
-                ["bucket": ["night", "morning", "afternoon", "evening"][b.rawValue], "pages": buckets.pages[b.rawValue], "seconds": buckets.seconds[b.rawValue]]
+                stackHeightMillimetres: finishedShelf.stackHeightMillimetres),
+            summary: Output.Summary(reading: summary.reading, finished: summary.finished, wantToRead: summary.wantToRead,
+                                    didNotFinish: summary.didNotFinish, liked: summary.liked, totalPages: summary.totalPages,
+                                    totalSeconds: summary.totalSeconds),
+            streaks: Output.Streaks(current: run(streaks.current), longest: run(streaks.longest)),
+            calendar: calendar.map { Output.Day(day: $0.day.description, pages: $0.total.pages, seconds: $0.total.seconds) },
+            timeOfDay: TimeOfDay.allCases.map { b in
+                Output.Bucket(bucket: ["night", "morning", "afternoon", "evening"][b.rawValue], pages: buckets.pages[b.rawValue],
+                              seconds: buckets.seconds[b.rawValue])
             },
-            "monthly": monthly.map { ["month": $0.month.description, "pages": $0.total.pages, "finishes": $0.total.finishes] },
-            "openSessions": openSessions.map { ["book": $0.book.description, "title": $0.title, "startedAt": $0.session.startedAt.description] },
-        ]
+            monthly: monthly.map { Output.Month(month: $0.month.description, pages: $0.total.pages, finishes: $0.total.finishes) },
+            openSessions: openSessions.map { Output.Session(book: $0.book.description, title: $0.title, startedAt: $0.session.startedAt.description) })
     }
 }
 

@@ -8,6 +8,7 @@ extension ImportSource: ExpressibleByArgument {}
 extension UndatedFinishPolicy: ExpressibleByArgument {}
 
 extension Replay {
+    /// `replay import-from SOURCE FILE`: another app's export as events.
     struct ImportFrom: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "import-from",
@@ -24,9 +25,10 @@ extension Replay {
         @OptionGroup var options: StoreOptions
         @Argument(help: "The source: goodreads, storygraph or koreader.") var source: ImportSource
         @Argument(help: "The export file (CSV, or KOReader's statistics.sqlite3).") var file: String
-        @Option(help: "The reader the history belongs to (UUID).") var reader: String
-        @Option(help: "The reader's IANA time zone (e.g. Asia/Seoul): CSV dates are days there, KOReader times are placed there.")
-        var zone: String
+        @Option(help: "The reader the history belongs to.", transform: ReaderID.parse) var reader: ReaderID
+        @Option(help: "The reader's IANA time zone (e.g. Asia/Seoul): CSV dates are days there, KOReader times are placed there.",
+                transform: ZoneID.parse)
+        var zone: ZoneID
         @Option(help: "A book shelved read without a date: leave (import unfinished) or date-added (finish on the date added, flagged).")
         var undatedFinish: UndatedFinishPolicy = .leaveUnfinished
         @Option(help: "Goodreads: the exclusive shelf that means did-not-finish.") var dnfShelf = "did-not-finish"
@@ -37,32 +39,25 @@ extension Replay {
         @Flag(help: "Print the report as JSON.") var json = false
 
         func validate() throws {
-            guard ReaderID(uuidString: reader) != nil else { throw ValidationError("--reader \"\(reader)\" is not a UUID") }
-            guard (try? ZoneID(zone)) != nil else { throw ValidationError("--zone \"\(zone)\" is not an IANA time zone") }
             guard (1...1440).contains(sessionGap) else { throw ValidationError("--session-gap \(sessionGap) is outside 1 ... 1440 minutes") }
         }
 
         func run() throws {
             try checkInputFile(file)
             let importOptions = ImportOptions(
-                reader: ReaderID(uuidString: reader)!, zone: try ZoneID(zone), importedAt: Timestamp(Date()),
+                reader: reader, zone: zone, importedAt: Timestamp(Date()),
                 undatedFinish: undatedFinish, didNotFinishShelf: dnfShelf, sessionGapSeconds: sessionGap * 60,
                 deviceClockIsLocal: deviceClockLocal)
-            let interactive = stderrIsTerminal && !json
-            let start = ContinuousClock.now
+            let progress = Progress(unit: "rows", json: json)
             let result: ImportResult
             do {
                 result = try HistoryImport.read(source, from: URL(fileURLWithPath: file), options: importOptions) { done, all in
-                    guard interactive, all > 0, done % 100 == 0 || done == all else { return }
-                    let width = 30
-                    let filled = Int(Double(width) * Double(done) / Double(all))
-                    let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: max(0, width - filled))
-                    FileHandle.standardError.write(Data(String(format: "\r[%@] %3.0f%% %d/%d rows ", bar, 100 * Double(done) / Double(all), done, all).utf8))
+                    if done % 100 == 0 || done == all { progress.bar(done, of: all) }
                 }
             } catch {
                 throw ReplayError("\(file): \(error)")
             }
-            if interactive { warn("") }
+            progress.end()
             let report = result.report
             var added = 0, stored = 0
             var rejected: [ReadingStore.ImportOutcome.Rejection] = []
@@ -74,16 +69,13 @@ extension Replay {
             let titles = Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
             let summary = dryRun
                 ? "dry run: \(report.books.count) books, \(result.envelopes.count) events from \(file); nothing written"
-                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", seconds(since: start))) s; \(report.skipped.count) rows skipped, \(report.warnings.count) warnings"
+                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", progress.seconds)) s; \(report.skipped.count) rows skipped, \(report.warnings.count) warnings"
             if json {
-                let data = try JSONEncoder.sorted.encode(report)
-                var object = try JSONSerialization.jsonObject(with: data) as! [String: Any]
-                object["added"] = added; object["alreadyStored"] = stored; object["events"] = result.envelopes.count
-                object["dryRun"] = dryRun; object["reader"] = reader; object["zone"] = zone
-                object["rejectedByStore"] = rejected.map {
-                    ["eventID": $0.eventID.description, "type": $0.type, "book": $0.book?.description ?? "", "reason": $0.reason]
-                }
-                try printJSON(object)
+                try printJSON(Output(report: report, added: added, alreadyStored: stored, events: result.envelopes.count,
+                                     dryRun: dryRun, reader: reader.description, zone: zone.identifier,
+                                     rejectedByStore: rejected.map {
+                                         Output.Rejection(eventID: $0.eventID.description, type: $0.type, book: $0.book?.description ?? "", reason: $0.reason)
+                                     }))
             } else {
                 print(report.text)
                 for r in rejected {
@@ -95,11 +87,30 @@ extension Replay {
     }
 }
 
-extension JSONEncoder {
-    /// Sorted keys, for reports.
-    static var sorted: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
+extension Replay.ImportFrom {
+    /// The `--json` output: the import report's keys, and what the store did with its events.
+    struct Output: Encodable {
+        /// An event the store did not take.
+        struct Rejection: Encodable { let eventID: String, type: String, book: String, reason: String }
+        let report: ImportReport
+        let added: Int, alreadyStored: Int, events: Int
+        let dryRun: Bool
+        let reader: String, zone: String
+        let rejectedByStore: [Rejection]
+
+        private enum CodingKeys: String, CodingKey { case added, alreadyStored, events, dryRun, reader, zone, rejectedByStore }
+
+        func encode(to encoder: any Encoder) throws {
+            // The report's keys and these in one object.
+            try report.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(added, forKey: .added)
+            try container.encode(alreadyStored, forKey: .alreadyStored)
+            try container.encode(events, forKey: .events)
+            try container.encode(dryRun, forKey: .dryRun)
+            try container.encode(reader, forKey: .reader)
+            try container.encode(zone, forKey: .zone)
+            try container.encode(rejectedByStore, forKey: .rejectedByStore)
+        }
     }
 }

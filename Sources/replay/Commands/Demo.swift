@@ -5,6 +5,7 @@ import Foundation
 import ReadingEvents
 
 extension Replay {
+    /// `replay demo`: a seeded history, then the dashboard.
     struct Demo: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write a seeded, realistic reading history into the store, then show the dashboard.",
@@ -49,7 +50,7 @@ extension Replay {
 
         func run() throws {
             let store = try ReadingStore.open(at: options.url, replica: DemoHistory.replica(seed: seed, readers: readers, days: days, events: events))
-            let start = ContinuousClock.now
+            let progress = Progress(unit: "events")
             var written = 0
             var generated = 0
             // Generate in batches of readers to bound memory at millions of events. With --events,
@@ -62,15 +63,13 @@ extension Replay {
                 generated += history.count
                 for offset in stride(from: 0, to: history.count, by: chunk) {
                     written += try store.appendRecorded(Array(history[offset..<min(history.count, offset + chunk)]))
-                    if stderrIsTerminal {
-                        FileHandle.standardError.write(Data("\rdemo: \(written) events written".utf8))
-                    }
+                    progress.line("demo: \(written) events written")
                 }
                 first += count
             }
             let readerCount = first
-            if stderrIsTerminal { warn("") }
-            let elapsed = seconds(since: start)
+            progress.end()
+            let elapsed = progress.seconds
             warn("demo: \(generated) events generated for \(readerCount) readers, \(written) new, in \(String(format: "%.1f", elapsed)) s")
             if !quiet {
                 var show = try Show.parse(["--store", options.url.path])

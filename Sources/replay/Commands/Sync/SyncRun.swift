@@ -1,0 +1,82 @@
+import ArgumentParser
+import EventStoreLMDB
+import Foundation
+import ReadingEvents
+
+extension Replay.Sync {
+    /// `replay sync run`: both ways, with another local store or with the sync server.
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Exchange events with another local store (--with), or with the sync server (--server), both ways.",
+            discussion: """
+                Each store sends what the other's version vector says it lacks (`changes(since:)`), in \
+                canonical order and in batches of --batch events, and the other merges each batch in one \
+                all-or-nothing transaction: events it holds are skipped, late ones refold only their books. \
+                Prints what moved each way, both version vectors, and whether the views are now equal. \
+                The other store is created when its directory does not exist. A second sync moves nothing.
+
+                With --server URL (and --token, or $READING_SYNC_TOKEN, from `replay sync register`): pushes this \
+                reader's events the server has not acknowledged, then pulls and merges what the device lacks \
+                (its other devices' events and partners' shared events); safe to interrupt and repeat.
+                """)
+
+        @OptionGroup var options: StoreOptions
+        @Option(help: ArgumentHelp("The other store's directory (created when missing).", valueName: "dir")) var with: String?
+        @OptionGroup var server: ServerOptions
+        @Option(parsing: .unconditional, help: "Events per merge transaction (at least 1).") var batch: Int = 5_000
+
+        func validate() throws {
+            guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch)") }
+            guard (with == nil) != (server.server == nil) else { throw ValidationError("name exactly one of --with DIR and --server URL") }
+        }
+
+        func run() async throws {
+            guard let with else {
+                let client = try server.client(store: try options.openExisting())
+                let report = try await talkingToServer { try await client.sync() }
+                print("\(server.server?.description ?? ""): \(report)")
+                return
+            }
+            let other = URL(fileURLWithPath: with)
+            guard options.url.resolvingSymlinksInPath().standardizedFileURL != other.resolvingSymlinksInPath().standardizedFileURL else {
+                throw ReplayError("--with names the store itself (\(other.path)); name another store")
+            }
+            let a = try options.openExisting()
+            let b = try ReadingStore.open(at: other)
+            guard a.replica != b.replica else {
+                // A copy or a restore gets a new replica ID at its first writable open; two stores of
+                // one replica ID can only be the same store reached by two paths (a bind mount).
+                throw ReplayError("both stores are replica \(a.replica): they are one store reached by two paths (a bind mount or a hard link); sync with another store")
+            }
+            let sent = try Self.send(from: a, to: b, batch: batch)
+            let received = try Self.send(from: b, to: a, batch: batch)
+            print("\(options.url.path) -> \(other.path): \(sent)")
+            print("\(other.path) -> \(options.url.path): \(received)")
+            print("vector \(options.url.path): \(try a.versionVector())")
+            print("vector \(other.path): \(try b.versionVector())")
+            let (da, db) = (try a.viewDigest(), try b.viewDigest())
+            if da == db {
+                print("views: equal (digest \(da))")
+            } else {
+                let kept = try a.quarantine().count + b.quarantine().count
+                let cause = kept > 0
+                    ? "\(kept) event(s) are in the quarantine of one store and not the other (`replay sync quarantine` on each lists them)"
+                    : "a store holds events without an origin (appended through the raw log), which never leave it"
+                throw ReplayError("views differ after the exchange (\(da) and \(db)): \(cause)")
+            }
+        }
+
+        /// Sends `target` everything `source` holds that its vector lacks, in pages.
+        static func send(from source: ReadingStore, to target: ReadingStore, batch: Int) throws -> MergeResult {
+            let vector = try target.versionVector()
+            var total = MergeResult()
+            var after: EventOrigin?
+            while true {
+                let page = try source.changes(since: vector, after: after, limit: batch)
+                guard let last = page.last else { return total }
+                total = total + (try target.merge(page))
+                after = last.origin
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import EventStoreLMDB
+import Foundation
+import ReadingSync
+
+/// `--server` and `--token`, the options of the commands that talk to the sync server.
+struct ServerOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The sync server's URL (http://127.0.0.1:8080).", valueName: "url"), transform: ServerURL.parse)
+    var server: ServerURL?
+    @Option(help: "This device's token (default: $READING_SYNC_TOKEN; `replay sync register` prints one).")
+    var token: String?
+
+    /// A client for `store` (`--server` is given: the commands check it in `validate()`).
+    func client(store: ReadingStore) throws -> SyncClient {
+        guard let server else { throw ValidationError("--server is required") }
+        guard let token = token ?? ProcessInfo.processInfo.environment["READING_SYNC_TOKEN"], !token.isEmpty else {
+            throw ReplayError("no token: pass --token or set READING_SYNC_TOKEN (`replay sync register` prints one)")
+        }
+        return try talkingToServer { try SyncClient(store: store, server: server.url, token: token) }
+    }
+}
+
+/// The store and the server of a command that works on the server for this store's reader
+/// (`partner …`): `--server` is required.
+struct ServerConnection: ParsableArguments {
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var server: ServerOptions
+
+    func validate() throws {
+        guard server.server != nil else { throw ValidationError("--server is required") }
+    }
+
+    /// A client for the store at `--store`.
+    func client() throws -> SyncClient { try server.client(store: try store.openExisting()) }
+}
+
+/// Runs `body`, which talks to the server; a ``SyncError`` becomes one line (exit 1).
+func talkingToServer<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as SyncError { throw ReplayError("\(error)") }
+}
+
+/// Runs `body`, which talks to the server; a ``SyncError`` becomes one line (exit 1).
+func talkingToServer<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let error as SyncError { throw ReplayError("\(error)") }
+}
