@@ -168,9 +168,9 @@ public final class ReadingStore: Sendable {
     /// stored split (a summary in `books`, one record per page entry, session, sentence and memo); 5 since
     /// the rules of issue 25 (a re-added finished book stays finished, a session's end position
     /// resumes a did-not-finish book, a session closed before its start stays closed) and the
-    /// reader's last event in canonical order. Opening a store of an older version rebuilds its
-    /// views once.
-    static let viewsVersion: UInt8 = 5
+    /// reader's last event in canonical order; 6 since the reader's record keeps its longest
+    /// streak run (record format 6). Opening a store of an older version rebuilds its views once.
+    static let viewsVersion: UInt8 = 6
 
     // MARK: Generations and checkpoints
 

@@ -20,7 +20,8 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
 /// length-prefixed strings and arrays, a leading format byte per record. Deterministic (the same
 /// view always encodes to the same bytes), so stored views can be compared by digest.
 ///
-/// Formats: 5 (written by this build) adds to reader records the reader's last event in canonical
+/// Formats: 6 (written by this build) adds to reader records their longest streak run (so the
+/// streaks query is two lookups, not a walk over every run); 5 adds to reader records the reader's last event in canonical
 /// order (its instant, zone and origin); 4 is not used by whole records (it marks a book-view
 /// summary, ``summaryFormat``). Format 3 adds the origins of replication: a book view's last folded
 /// origin and folded-event count, the origins of a reader's home order and profile and of a
@@ -32,7 +33,7 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
 /// `replay rebuild` rewrites them with the rules of this build).
 public enum ViewRecordCodec {
     /// The record format this build writes.
-    public static let format: UInt8 = 5
+    public static let format: UInt8 = 6
     /// The oldest record format this build reads.
     public static let oldestReadableFormat: UInt8 = 1
 
@@ -281,6 +282,7 @@ public enum ViewRecordCodec {
         w.optional(v.lastEvent) { w, e in
             w.i64(e.occurredAt.microseconds); w.string(e.timeZone.identifier); w.optional(e.origin) { w, o in w.origin(o) }
         }
+        w.optional(v.longestRun) { w, run in w.date(run.start); w.date(run.end) }
         return w.bytes
     }
     /// Decodes a reader record.
@@ -304,6 +306,11 @@ public enum ViewRecordCodec {
                 LastEvent(occurredAt: Timestamp(microseconds: try r.i64("lastEvent.occurredAt")),
                           timeZone: ZoneID(unchecked: try r.string("lastEvent.timeZone")),
                           origin: try r.optional("lastEvent.origin") { r throws(ViewDecodingError) in try r.origin("lastEvent.origin") })
+            }
+        }
+        if version >= 6 {
+            v.longestRun = try r.optional("longestRun") { r throws(ViewDecodingError) in
+                StreakRun(start: try r.date("longestRun.start"), end: try r.date("longestRun.end"))
             }
         }
         try r.expectEnd(); return v

@@ -281,8 +281,12 @@ extension ViewStore {
             // As of a past day: the part of the run up to that day.
             current = StreakRun(start: run.start, end: day)
         }
-        var longest: StreakRun?
-        for run in try streakRuns(reader: reader) where run.length > (longest?.length ?? 0) { longest = run }
+        // The fold keeps the longest run in the reader's record; a record of an earlier build has
+        // none, and then the runs are walked.
+        var longest = try readerView(reader: reader)?.longestRun
+        if longest == nil {
+            for run in try streakRuns(reader: reader) where run.length > (longest?.length ?? 0) { longest = run }
+        }
         return Streaks(current: current, longest: longest)
     }
 

@@ -471,11 +471,14 @@ public struct ReadingProjector {
         if let run = left, run.end != before { left = nil }
         let right = try store.streakRun(reader: reader, startingOn: day.adding(days: 1))
         if let right { try store.removeStreakRun(reader: reader, start: right.start) }
-        if var run = left {
-            run.end = right?.end ?? day
-            try store.putStreakRun(reader: reader, run)
-        } else {
-            try store.putStreakRun(reader: reader, StreakRun(start: day, end: right?.end ?? day))
+        let run = StreakRun(start: left?.start ?? day, end: right?.end ?? day)
+        try store.putStreakRun(reader: reader, run)
+        // The new run holds the runs it joined, so it is longer than both: it is the longest
+        // unless another run is at least as long (and, as long, earlier).
+        var view = try store.readerView(reader: reader) ?? ReaderView()
+        if view.longestRun.map({ Self.isLonger(run, than: $0) }) ?? true {
+            view.longestRun = run
+            try store.putReaderView(reader: reader, view)
         }
     }
 
@@ -484,6 +487,18 @@ public struct ReadingProjector {
         try store.removeStreakRun(reader: reader, start: run.start)
         if run.start < day { try store.putStreakRun(reader: reader, StreakRun(start: run.start, end: day.adding(days: -1))) }
         if day < run.end { try store.putStreakRun(reader: reader, StreakRun(start: day.adding(days: 1), end: run.end)) }
+        // A split of the longest run (a late correction): the longest is found again among all.
+        var view = try store.readerView(reader: reader) ?? ReaderView()
+        guard view.longestRun == nil || view.longestRun == run else { return }
+        view.longestRun = try store.streakRuns(reader: reader).reduce(nil) { best, next in
+            best.map { Self.isLonger(next, than: $0) } ?? true ? next : best
+        }
+        try store.putReaderView(reader: reader, view)
+    }
+
+    /// The order of "longest": more days first, then the earlier start.
+    static func isLonger(_ a: StreakRun, than b: StreakRun) -> Bool {
+        a.length != b.length ? a.length > b.length : a.start < b.start
     }
 }
 

@@ -393,6 +393,10 @@ public struct ReaderView: Hashable, Sendable {
     public var homeOrderOrigin: EventOrigin?
     /// The origin of the event that set the profile (last writer wins, by canonical order).
     public var profileOrigin: EventOrigin?
+    /// The reader's longest streak run (the earliest of the longest), kept by the fold as runs
+    /// change, so the streaks query need not walk every run. `nil` without runs, and in a record
+    /// of an earlier build (the query then walks the runs).
+    public var longestRun: StreakRun?
     /// An empty reader.
     public init() {}
 }

@@ -153,7 +153,7 @@ import Glibc
         for trial in 0..<trials {
             let seed = rng.next() % 1_000_000
             let delay = Int.random(in: 20...400, using: &rng)
-            let child = try HelperProcess(["demo-appends", url.path, "--chunk", "100", "--readers", "2", "--days", "300",
+            let child = try HelperProcess(["demo-appends", url.path, "--chunk", "100", "--readers", "2", "--days", "1500",
                                            "--seed", "\(seed)"])
             let started = await child.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("start ") }
             #expect(started, "trial \(trial): the child never started")

@@ -51,11 +51,17 @@ struct DefaultTodayTests {
         #expect(view.lastEvent?.timeZone == zone("Asia/Seoul"))
         let current = ViewRecordCodec.encode(view)
         #expect(try ViewRecordCodec.decodeReaderView(current) == view)
-        #expect(current.first == 5)
+        #expect(current.first == 6)
+        // Format 6 ends with the longest run; format 5 ended before it (absent: 1 byte).
+        var withoutLongest = view
+        withoutLongest.longestRun = nil
+        var formatFive = Array(ViewRecordCodec.encode(withoutLongest).dropLast(1))
+        formatFive[0] = 5
+        #expect(try ViewRecordCodec.decodeReaderView(formatFive) == withoutLongest)
         // Format 5 ends with the last event; format 3 ended before it (absent: 1 byte).
-        var withoutLast = view
+        var withoutLast = withoutLongest
         withoutLast.lastEvent = nil
-        var formatThree = Array(ViewRecordCodec.encode(withoutLast).dropLast(1))
+        var formatThree = Array(ViewRecordCodec.encode(withoutLast).dropLast(2))
         formatThree[0] = 3
         #expect(try ViewRecordCodec.decodeReaderView(formatThree) == withoutLast)
         // Format 3 ends with the origins of the home order and the profile (none here: 1 + 1 bytes).

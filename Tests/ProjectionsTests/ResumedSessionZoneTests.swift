@@ -69,11 +69,11 @@ struct ResumedSessionZoneTests {
         try h.run(.startSession(session), book: book, at: "2026-06-10T23:00:00+09:00")
         try h.run(.finishSession(session, endPosition: nil, durationSeconds: 600), book: book, at: "2026-06-10T23:10:00+09:00")
         let view = try #require(try h.fold().bookView(reader: h.reader, book: book))
-        // Format 5 (this build) lays book views out as format 3 did. Format 3 ends with the
+        // Format 6 (this build) lays book views out as format 3 did. Format 3 ends with the
         // replication fields: no last origin (1 byte; a pure fold has none) and the folded-event
         // count (8). Format 2 is format 3 without them.
         var formatThree = ViewRecordCodec.encode(view)
-        #expect(formatThree.first == 5)
+        #expect(formatThree.first == ViewRecordCodec.format)
         formatThree[0] = 3
         #expect(try ViewRecordCodec.decodeBookView(formatThree, decision: view.decision) == view)
         var current = Array(formatThree.dropLast(9))

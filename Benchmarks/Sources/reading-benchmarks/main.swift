@@ -481,7 +481,7 @@ do {
         table.append(TableRow(id: "P5", workload: "query: \(name), 10 years of daily history (median / p99)",
                               store: "\(micros(median(s))) / \(micros(p99))", raw: "—",
                               sqlite: "in-memory \(micros(median(m))) / \(micros(percentile(m, 0.99)))",
-                              ratio: String(format: "p99 %.0f%% of 1 ms", p99 / 1e-3 * 100), target: "p99 ≤ 1 ms", pass: p99 <= 1e-3))
+                              ratio: String(format: "p99 %.0f%% of 100 µs", p99 / 1e-4 * 100), target: "p99 ≤ 100 µs", pass: p99 <= 1e-4))
     }
 }
 
@@ -651,8 +651,8 @@ do {
     let size = events >= 1_000_000 ? "\(events / 1_000_000)M" : "\(events / 1000)k"
     table.append(TableRow(id: "P7", workload: "open a \(size)-event store + first home list, new process (median of 5)",
                           store: micros(s), raw: "open + last record \(micros(r))", sqlite: "—",
-                          ratio: String(format: "%.0f%% of 50 ms · %@ raw", s / 0.05 * 100, ratioText(s / r)),
-                          target: "≤ 50 ms", pass: s <= 0.05))
+                          ratio: String(format: "%@ raw · %.0f%% of 50 ms", ratioText(s / r), s / 0.05 * 100),
+                          target: "≤ 2× raw open + last record", pass: s / r <= 2))
     notes.append(String(format: "P7: whole child process wall time (exec, dyld, open, query, exit) median %@.", micros(median(walls))))
 }
 if args.contains("--keep-stores") {
