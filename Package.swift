@@ -56,14 +56,21 @@ let package = Package(
                 .define("MDB_USE_POSIX_SEM", .when(platforms: [.linux], traits: ["VendoredLMDB"])),
             ]
         ),
+        // Carries the dependency on CLMDBVendored for Linux with the VendoredLMDB trait: a target
+        // may name another only once among its dependencies, and a condition cannot say "Apple
+        // platforms, or Linux with the trait".
+        .target(
+            name: "CLMDBVendoredOnLinux",
+            dependencies: ["CLMDBVendored"]
+        ),
         // The thin typed LMDB wrapper: environment, transactions, typed databases, codecs, errors.
-        // The only importer of CLMDB / CLMDBVendored (each platform's dependency condition picks
-        // one, for the platform built for). A target, not a product: EventStoreLMDB re-exports it.
+        // The only importer of CLMDB / CLMDBVendored (the dependency conditions pick one, for the
+        // platform built for). A target, not a product: EventStoreLMDB re-exports it.
         .target(
             name: "LMDB",
             dependencies: [
                 .target(name: "CLMDBVendored", condition: .when(platforms: applePlatforms)),
-                .target(name: "CLMDBVendored", condition: .when(platforms: [.linux], traits: ["VendoredLMDB"])),
+                .target(name: "CLMDBVendoredOnLinux", condition: .when(platforms: [.linux], traits: ["VendoredLMDB"])),
                 .target(name: "CLMDB", condition: .when(platforms: [.linux], traits: ["SystemLMDB"])),
             ]
         ),
