@@ -1316,6 +1316,10 @@ struct MDB_env {
 	/** ReadingHistory patch: prefix of the semaphore names, "" for none. See #mdb_env_set_semprefix(). */
 	char		me_semprefix[MDB_SEMPREFIX_MAX + 1];
 #endif
+	/** ReadingHistory patch: the caller serializes write transactions across processes
+	 *	itself, with a lock the system releases when its holder dies. See
+	 *	#mdb_env_set_writer_lock_external(). */
+	int		me_wlock_external;
 	void		*me_userctx;	 /**< User-settable context */
 	MDB_assert_func *me_assert_func; /**< Callback for assertion failures */
 };
@@ -2750,7 +2754,7 @@ mdb_txn_renew0(MDB_txn *txn)
 	} else {
 		/* Not yet touching txn == env->me_txn0, it may be active */
 		if (ti) {
-			if (LOCK_MUTEX(rc, env, env->me_wmutex))
+			if (!env->me_wlock_external && LOCK_MUTEX(rc, env, env->me_wmutex))
 				return rc;
 			txn->mt_txnid = ti->mti_txnid;
 			meta = env->me_metas[txn->mt_txnid & 1];
@@ -3024,7 +3028,7 @@ mdb_txn_end(MDB_txn *txn, unsigned mode)
 			mode = 0;	/* txn == env->me_txn0, do not free() it */
 
 			/* The writer mutex was locked in mdb_txn_begin. */
-			if (env->me_txns)
+			if (env->me_txns && !env->me_wlock_external)
 				UNLOCK_MUTEX(env->me_wmutex);
 		} else {
 			txn->mt_parent->mt_child = NULL;
@@ -4094,6 +4098,16 @@ mdb_env_set_maxdbs(MDB_env *env, MDB_dbi dbs)
 	if (env->me_map)
 		return EINVAL;
 	env->me_maxdbs = dbs + CORE_DBS;
+	return MDB_SUCCESS;
+}
+
+/* ReadingHistory patch: see #mdb_env_set_writer_lock_external() in lmdb.h. */
+int ESECT
+mdb_env_set_writer_lock_external(MDB_env *env, int external)
+{
+	if (env->me_map)
+		return EINVAL;
+	env->me_wlock_external = external != 0;
 	return MDB_SUCCESS;
 }
 
@@ -9507,14 +9521,18 @@ mdb_env_copyfd0(MDB_env *env, HANDLE fd)
 		/* We must start the actual read txn after blocking writers */
 		mdb_txn_end(txn, MDB_END_RESET_TMP);
 
-		/* Temporarily block writers until we snapshot the meta pages */
+		/* Temporarily block writers until we snapshot the meta pages
+		 * (ReadingHistory patch: with an external writer lock, the caller holds it). */
+		if (!env->me_wlock_external) {
 		wmutex = env->me_wmutex;
 		if (LOCK_MUTEX(rc, env, wmutex))
 			goto leave;
+		}
 
 		rc = mdb_txn_renew0(txn);
 		if (rc) {
-			UNLOCK_MUTEX(wmutex);
+			if (wmutex)
+				UNLOCK_MUTEX(wmutex);
 			goto leave;
 		}
 	}

@@ -85,6 +85,12 @@ public final class LMDBEnvironment: @unchecked Sendable {
             try LMDBError.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders(\(path))")
             try LMDBError.check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs(\(path))")
             #if canImport(CLMDBVendored)
+            // LMDB's writer lock here is a POSIX semaphore, which stays taken when a process dies
+            // in a write (iOS ends apps at any moment): every other process would wait forever.
+            // Every write transaction already runs under the writer lock on data.mdb
+            // (StoreFileLocks, released by the kernel when its holder dies) and, in the process,
+            // under writeLock, so that lock is the writer lock (patch 0002 of the vendored LMDB).
+            try LMDBError.check(mdb_env_set_writer_lock_external(env, 1), "mdb_env_set_writer_lock_external(\(path))")
             if let prefix = options.semaphorePrefix {
                 try LMDBError.check(mdb_env_set_semprefix(env, prefix), "mdb_env_set_semprefix(\(prefix))")
             }
@@ -182,7 +188,9 @@ public final class LMDBEnvironment: @unchecked Sendable {
     /// Runs `body` in the write transaction and returns its result: commits when `body` returns,
     /// aborts when it throws (the error `body` threw is the one you get; an abort cannot replace it).
     ///
-    /// Writes are serialized: in this process by a lock, across processes by LMDB's writer lock.
+    /// Writes are serialized: in this process by a lock, across processes by the writer lock on
+    /// `data.mdb` (see ``StoreFileLocks``; with Debian's LMDB also by LMDB's robust writer mutex),
+    /// which the system releases when a process dies in a write.
     /// When the map is full (`MDB_MAP_FULL`, in a put or in the commit), the transaction is
     /// aborted, the map doubled and `body` run again, invisibly: so `body` may run more than
     /// once and should have no effect outside the transaction. Do not start another transaction

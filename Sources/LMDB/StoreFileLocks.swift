@@ -20,7 +20,9 @@ import Darwin
 /// locks, owned by the process; both released when the process dies):
 /// - **writer** (byte 0 of `data.mdb`, exclusive): held around every write transaction and
 ///   around the open, so writes through any lock file are serialized and no environment is
-///   opened half-way through another process's commit;
+///   opened half-way through another process's commit. With the vendored LMDB it is *the*
+///   writer lock (LMDB's own, a POSIX semaphore that a dying process would leave taken, is
+///   switched off: `mdb_env_set_writer_lock_external`);
 /// - **presence** (byte 1 of `data.mdb` and a byte far beyond LMDB's own reader locks in
 ///   `lock.mdb`, both shared): held while the environment is open. At open, a process that finds
 ///   someone present on `data.mdb` but nobody on *its* `lock.mdb` knows that the others use

@@ -82,4 +82,30 @@ import LMDB
             #expect(names.count == 2 && names.allSatisfy { !semaphoreExists($0) })
         }
     }
+
+    /// An app killed by the system in the middle of a write (iOS ends apps and widgets at any
+    /// moment) must not leave the store unwritable for the process that goes on (the widget, or
+    /// the app started again while the widget still has the store open).
+    @Test func aWriterKilledInItsTransactionLeavesTheStoreWritableForTheOtherProcess() async throws {
+        try await withTempDirectory { dir in
+            let store = dir.child("store")
+            let options = LMDBEnvironmentOptions(semaphorePrefix: Self.prefix)
+            let app = try EventLog.open(at: store, options: options)
+            let widget = try HelperProcess(["hold-write", store.path, "--semaphore-prefix", Self.prefix])
+            #expect(await widget.waitForLine(timeout: .seconds(60)) { $0 == "writing" })
+            widget.kill9()
+            #expect(widget.waitForExit() == SIGKILL)
+            // The append runs on its own thread: if it never returns, the test says so instead of hanging.
+            let done = DispatchSemaphore(value: 0)
+            let outcome = Locked<Result<UInt64, any Error>?>(nil)
+            Thread.detachNewThread {
+                let result = Result { try app.append([NewEvent(payload: [7])], to: "app").positions.last ?? 0 }
+                outcome.withLock { $0 = result }
+                done.signal()
+            }
+            let finished = done.wait(timeout: .now() + .seconds(60)) == .success
+            #expect(finished, "the append waited for the killed process's writer lock")
+            #expect(try outcome.withLock { $0 }?.get() == 1)
+        }
+    }
 }

@@ -14,6 +14,8 @@
 //       opens the store and prints "cleared N", the stale reader slots its open cleared.
 //   hold-snapshot DIR
 //       opens a read transaction, prints "holding", and sleeps in it until killed.
+//   hold-write DIR
+//       opens the write transaction, prints "writing", and sleeps in it until killed.
 //
 // ReadingStore (facade) commands; they open the store through ReadingStore.open:
 //   rebuild-digest DIR
@@ -211,6 +213,11 @@ do {
     case "hold-snapshot":
         try log.environment.read { _ in
             say("holding")
+            while true { sleep(1) }
+        }
+    case "hold-write":
+        try log.environment.write { _ in
+            say("writing")
             while true { sleep(1) }
         }
     case "threaded-appends":

@@ -919,6 +919,25 @@ int  mdb_env_set_maxdbs(MDB_env *env, MDB_dbi dbs);
 	 */
 int  mdb_env_set_semprefix(MDB_env *env, const char *prefix);
 
+	/** @brief Leave the serialization of write transactions to the caller.
+	 *
+	 * ReadingHistory patch, not in upstream LMDB. With MDB_USE_POSIX_SEM the writer lock
+	 * is a POSIX semaphore, which nobody releases when its holder dies: a process killed
+	 * in a write transaction (iOS ends apps and extensions at any moment) would leave
+	 * every other process that has the environment open waiting forever for its next
+	 * write. With a non-zero \b external, #mdb_txn_begin() and #mdb_env_copy2() (without
+	 * MDB_CP_COMPACT) do not take LMDB's writer lock: the caller promises that every
+	 * write transaction, and every such copy, in every process runs under a lock of its
+	 * own that the system releases when its holder dies (ReadingHistory: an fcntl lock on
+	 * data.mdb), and that one process begins one at a time.
+	 * This function may only be called after #mdb_env_create() and before #mdb_env_open().
+	 * @param[in] env An environment handle returned by #mdb_env_create()
+	 * @param[in] external Non-zero: the caller serializes writers.
+	 * @return A non-zero error value on failure and 0 on success: EINVAL when the
+	 * environment is already open.
+	 */
+int  mdb_env_set_writer_lock_external(MDB_env *env, int external);
+
 	/** @brief Get the maximum size of keys and #MDB_DUPSORT data we can write.
 	 *
 	 * Depends on the compile-time constant #MDB_MAXKEYSIZE. Default 511.
