@@ -1,13 +1,16 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // The reading-history core: an event-sourced domain (ReadingEvents), pure folds into the views
 // reading apps show (Projections), a thin typed LMDB wrapper (LMDB), a durable event log with
 // persisted views on top of it (EventStoreLMDB), and the `replay` command that rebuilds,
 // verifies, audits and exports.
 import PackageDescription
 
+/// Where the vendored LMDB is always used (no system LMDB to link on iOS).
+let applePlatforms: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst]
+
 let package = Package(
     name: "ReadingHistory",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "ReadingEvents", targets: ["ReadingEvents"]),
         .library(name: "Projections", targets: ["Projections"]),
@@ -18,6 +21,14 @@ let package = Package(
         .library(name: "ReadingImport", targets: ["ReadingImport"]),
         .library(name: "ReadingSync", targets: ["ReadingSync"]),
         .executable(name: "replay", targets: ["replay"]),
+    ],
+    // Which LMDB the LMDB module links on Linux: Debian's liblmdb-dev (the default), or the vendored
+    // copy built with POSIX semaphores, the code that runs on Apple platforms (`swift test --traits
+    // VendoredLMDB`). Enable one of the two. Apple platforms always build the vendored copy.
+    traits: [
+        .trait(name: "SystemLMDB", description: "Link Debian's liblmdb-dev on Linux (pkg-config lmdb)."),
+        .trait(name: "VendoredLMDB", description: "Build the vendored LMDB with POSIX semaphores on Linux too, as on Apple platforms."),
+        .default(enabledTraits: ["SystemLMDB"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -34,11 +45,34 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // LMDB's own C sources (Debian's source package, pinned and patched by
+        // Scripts/vendor-lmdb.sh), with POSIX semaphores: the SysV semaphores LMDB could use are
+        // forbidden by the app sandbox, and POSIX ones can carry an App Group prefix.
+        .target(
+            name: "CLMDBVendored",
+            exclude: ["LICENSE", "COPYRIGHT", "VENDORED.md"],
+            cSettings: [
+                .define("MDB_USE_POSIX_SEM", .when(platforms: applePlatforms)),
+                .define("MDB_USE_POSIX_SEM", .when(platforms: [.linux], traits: ["VendoredLMDB"])),
+            ]
+        ),
+        // Carries the dependency on CLMDBVendored for Linux with the VendoredLMDB trait: a target
+        // may name another only once among its dependencies, and a condition cannot say "Apple
+        // platforms, or Linux with the trait".
+        .target(
+            name: "CLMDBVendoredOnLinux",
+            dependencies: ["CLMDBVendored"]
+        ),
         // The thin typed LMDB wrapper: environment, transactions, typed databases, codecs, errors.
-        // The only importer of CLMDB. A target, not a product: EventStoreLMDB re-exports it.
+        // The only importer of CLMDB / CLMDBVendored (the dependency conditions pick one, for the
+        // platform built for). A target, not a product: EventStoreLMDB re-exports it.
         .target(
             name: "LMDB",
-            dependencies: ["CLMDB"]
+            dependencies: [
+                .target(name: "CLMDBVendored", condition: .when(platforms: applePlatforms)),
+                .target(name: "CLMDBVendoredOnLinux", condition: .when(platforms: [.linux], traits: ["VendoredLMDB"])),
+                .target(name: "CLMDB", condition: .when(platforms: [.linux], traits: ["SystemLMDB"])),
+            ]
         ),
         // System library: SQLite from the OS (Debian: libsqlite3-dev, which ships sqlite3.pc), to
         // read KOReader's statistics database.

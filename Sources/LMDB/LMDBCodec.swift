@@ -1,4 +1,8 @@
+#if canImport(CLMDBVendored)
+import CLMDBVendored
+#else
 import CLMDB
+#endif
 
 /// Turns values into the bytes LMDB stores, and back.
 ///

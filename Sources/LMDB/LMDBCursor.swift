@@ -1,4 +1,8 @@
+#if canImport(CLMDBVendored)
+import CLMDBVendored
+#else
 import CLMDB
+#endif
 
 /// An LMDB cursor, scoped to one call of ``ReadTransaction/forEach(_:from:direction:prefix:_:)``.
 ///

@@ -1,4 +1,8 @@
+#if canImport(CLMDBVendored)
+import CLMDBVendored
+#else
 import CLMDB
+#endif
 
 /// A named LMDB database whose keys and values are typed by codecs.
 ///

@@ -1,4 +1,8 @@
+#if canImport(CLMDBVendored)
+import CLMDBVendored
+#else
 import CLMDB
+#endif
 import Foundation
 
 #if canImport(Glibc)
@@ -31,9 +35,21 @@ public final class LMDBEnvironment: @unchecked Sendable {
     /// The number of stale reader slots (left by dead processes) `mdb_reader_check` cleared at open.
     public let staleReadersCleared: Int
 
+    /// Whether this build's LMDB locks with named POSIX semaphores (the vendored LMDB: Apple
+    /// platforms, and Linux with the `VendoredLMDB` trait), where
+    /// ``LMDBEnvironmentOptions/semaphorePrefix`` applies; false with Debian's LMDB (mutexes in
+    /// `lock.mdb`).
+    public static var usesPOSIXSemaphores: Bool {
+        #if canImport(CLMDBVendored)
+        true
+        #else
+        false
+        #endif
+    }
+
     let gate = TransactionGate()
-    /// Where the data file is mapped in this process (start, end), from /proc/self/maps; read
-    /// again after every resize. `nil` where it cannot be learned: values are then not
+    /// Where the data file is mapped in this process (start, end), from ``mappedRange(of:)``;
+    /// read again after every resize. `nil` where it cannot be learned: values are then not
     /// bounds-checked (see ``MapBounds``).
     let mapRange = Locked<(start: UInt, end: UInt)?>(nil)
     private let writeLock = NSLock()
@@ -51,6 +67,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
     ///   `data.mdb`) when the disk cannot hold a new lock or data file: the lock file gets its disk
     ///   blocks before LMDB maps it, so a full disk is this error, never a `SIGBUS`.
     public init(directory: URL, options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws {
+        try options.validateSemaphorePrefix()
         guard let resolved = realpath(directory.path, nil) else {
             throw LMDBError(operation: "realpath(\(directory.path))", code: errno)
         }
@@ -67,6 +84,17 @@ public final class LMDBEnvironment: @unchecked Sendable {
             try LMDBError.check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize(\(path))")
             try LMDBError.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders(\(path))")
             try LMDBError.check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs(\(path))")
+            #if canImport(CLMDBVendored)
+            // LMDB's writer lock here is a POSIX semaphore, which stays taken when a process dies
+            // in a write (iOS ends apps at any moment): every other process would wait forever.
+            // Every write transaction already runs under the writer lock on data.mdb
+            // (StoreFileLocks, released by the kernel when its holder dies) and, in the process,
+            // under writeLock, so that lock is the writer lock (patch 0002 of the vendored LMDB).
+            try LMDBError.check(mdb_env_set_writer_lock_external(env, 1), "mdb_env_set_writer_lock_external(\(path))")
+            if let prefix = options.semaphorePrefix {
+                try LMDBError.check(mdb_env_set_semprefix(env, prefix), "mdb_env_set_semprefix(\(prefix))")
+            }
+            #endif
             guard OpenPathRegistry.register(path) else {
                 throw LMDBError(
                     operation: "mdb_env_open(\(path))", code: LMDBError.alreadyOpenCode,
@@ -92,6 +120,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 try locks.takePresence(directory: path)
             }
             fileLocks = locks
+            if !options.readOnly { try Self.applyFileProtection(directory: path) }
             var dead: Int32 = 0
             try LMDBError.check(mdb_reader_check(env, &dead), "mdb_reader_check(\(path))")
             self.staleReadersCleared = Int(dead)
@@ -159,7 +188,9 @@ public final class LMDBEnvironment: @unchecked Sendable {
     /// Runs `body` in the write transaction and returns its result: commits when `body` returns,
     /// aborts when it throws (the error `body` threw is the one you get; an abort cannot replace it).
     ///
-    /// Writes are serialized: in this process by a lock, across processes by LMDB's writer lock.
+    /// Writes are serialized: in this process by a lock, across processes by the writer lock on
+    /// `data.mdb` (see ``StoreFileLocks``; with Debian's LMDB also by LMDB's robust writer mutex),
+    /// which the system releases when a process dies in a write.
     /// When the map is full (`MDB_MAP_FULL`, in a put or in the commit), the transaction is
     /// aborted, the map doubled and `body` run again, invisibly: so `body` may run more than
     /// once and should have no effect outside the transaction. Do not start another transaction
@@ -369,20 +400,9 @@ public final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
-    /// Reads where `data.mdb` is mapped from /proc/self/maps (Linux).
+    /// Learns again where `data.mdb` is mapped (``mappedRange(of:)``).
     func refreshMapRange() {
-        let dataFile = path + "/data.mdb"
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else {
-            mapRange.withLock { $0 = nil }
-            return
-        }
-        var found: (start: UInt, end: UInt)?
-        for line in maps.split(separator: "\n") where line.hasSuffix(dataFile) {
-            let range = line.prefix { $0 != " " }.split(separator: "-")
-            if range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16) {
-                found = (found.map { min($0.start, start) } ?? start, found.map { max($0.end, end) } ?? end)
-            }
-        }
+        let found = Self.mappedRange(of: path + "/data.mdb")
         mapRange.withLock { $0 = found }
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How an ``LMDBEnvironment`` is opened.
 public struct LMDBEnvironmentOptions: Sendable, Equatable {
     /// The initial size of the memory map in bytes. Writes grow it (doubling) when it is full, so
@@ -10,17 +16,56 @@ public struct LMDBEnvironmentOptions: Sendable, Equatable {
     public var maxDatabases: UInt32
     /// Opens with `MDB_RDONLY`: every ``LMDBEnvironment/write(_:)`` fails with `EACCES`.
     public var readOnly: Bool
+    /// The prefix of LMDB's two POSIX semaphore names, `nil` for LMDB's own names: an App Group ID
+    /// (for example `"group.com.example.books"`), so that an app and its widgets and extensions,
+    /// each in its own sandbox, can open one store at once. The names become
+    /// `"<prefix>/r<hash>"` and `"<prefix>/w<hash>"` (Apple platforms; `"<prefix>.r<hash>"` on
+    /// Linux) from a patch of the vendored LMDB (`Scripts/lmdb-patches`).
+    ///
+    /// The rule: 1 ... ``maxSemaphorePrefixBytes`` UTF-8 bytes (the whole name must fit Darwin's
+    /// 31 bytes), no `/` and no NUL; anything else is refused at open (``LMDBError/Kind/system``,
+    /// `EINVAL`, naming `semaphorePrefix`). The process that creates `lock.mdb` chooses the names
+    /// (they are stored in it), so give every process of the app the same prefix. Used where LMDB
+    /// uses POSIX semaphores (``LMDBEnvironment/usesPOSIXSemaphores``: Apple platforms, and Linux
+    /// with the `VendoredLMDB` trait); with Debian's LMDB the locks are mutexes inside `lock.mdb`,
+    /// which need no name, and the prefix is only checked.
+    public var semaphorePrefix: String?
+
+    /// The longest ``semaphorePrefix``, in UTF-8 bytes (`MDB_SEMPREFIX_MAX` of the patch).
+    public static let maxSemaphorePrefixBytes = 24
 
     /// Options with the given values; the defaults suit a personal reading log.
     public init(
         mapSize: Int = 16 << 20,
         maxReaders: UInt32 = 126,
         maxDatabases: UInt32 = 64,
-        readOnly: Bool = false
+        readOnly: Bool = false,
+        semaphorePrefix: String? = nil
     ) {
         self.mapSize = mapSize
         self.maxReaders = maxReaders
         self.maxDatabases = maxDatabases
         self.readOnly = readOnly
+        self.semaphorePrefix = semaphorePrefix
+    }
+
+    /// Checks ``semaphorePrefix`` against its rule.
+    ///
+    /// - Throws: ``LMDBError`` (``LMDBError/Kind/system``, `EINVAL`) whose message names
+    ///   `semaphorePrefix` and the rule it breaks.
+    func validateSemaphorePrefix() throws(LMDBError) {
+        guard let prefix = semaphorePrefix else { return }
+        let bytes = prefix.utf8.count
+        let broken: String? =
+            bytes == 0 ? "it is empty"
+            : bytes > Self.maxSemaphorePrefixBytes ? "it is \(bytes) bytes, more than \(Self.maxSemaphorePrefixBytes)"
+            : prefix.contains("/") ? "it contains '/'"
+            : prefix.utf8.contains(0) ? "it contains a NUL byte"
+            : nil
+        guard let broken else { return }
+        throw LMDBError(
+            operation: "mdb_env_set_semprefix", code: EINVAL,
+            message: "semaphorePrefix \"\(prefix)\" is invalid: \(broken) (the rule: 1 ... \(Self.maxSemaphorePrefixBytes) "
+                + "UTF-8 bytes, no '/' and no NUL, for example an App Group ID)")
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(CLMDBVendored)
+import CLMDBVendored
+#else
 import CLMDB
+#endif
 import Foundation
 
 /// A failure reported by LMDB (or by the wrapper around it), naming the operation that failed.

@@ -1,4 +1,8 @@
+#if canImport(CLMDBVendored)
+import CLMDBVendored
+#else
 import CLMDB
+#endif
 #if canImport(Glibc)
 import Glibc
 typealias stat_t = Glibc.stat

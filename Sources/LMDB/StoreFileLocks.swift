@@ -15,12 +15,14 @@ import Darwin
 /// writer: each builds its next transaction on the last commit *it* saw, and the later commit
 /// silently replaces the earlier one. Acknowledged events are lost and `verify` still passes.
 ///
-/// So the store guards the data file itself, with open-file-description locks (Linux
-/// `F_OFD_SETLK`, byte ranges owned by one open file, released when it is closed, also when the
-/// process dies):
+/// So the store guards the data file itself, with byte-range locks (``ByteRangeLock``: on Linux
+/// locks owned by one open file description, released when it is closed; on Darwin POSIX record
+/// locks, owned by the process; both released when the process dies):
 /// - **writer** (byte 0 of `data.mdb`, exclusive): held around every write transaction and
 ///   around the open, so writes through any lock file are serialized and no environment is
-///   opened half-way through another process's commit;
+///   opened half-way through another process's commit. With the vendored LMDB it is *the*
+///   writer lock (LMDB's own, a POSIX semaphore that a dying process would leave taken, is
+///   switched off: `mdb_env_set_writer_lock_external`);
 /// - **presence** (byte 1 of `data.mdb` and a byte far beyond LMDB's own reader locks in
 ///   `lock.mdb`, both shared): held while the environment is open. At open, a process that finds
 ///   someone present on `data.mdb` but nobody on *its* `lock.mdb` knows that the others use
@@ -29,8 +31,7 @@ import Darwin
 ///   views, so a second rebuild in any process is refused instead of racing the first.
 ///
 /// LMDB itself places POSIX locks only in `lock.mdb` (byte 0, and one byte at each reader's
-/// process id), never in `data.mdb`, so these ranges cannot meet LMDB's. Elsewhere than Linux
-/// the locks are not taken (like the map bounds check, this guard is Linux only).
+/// process id), never in `data.mdb`, so these ranges cannot meet LMDB's.
 ///
 /// `@unchecked Sendable` is safe: the two descriptors are fixed at init and closed only in
 /// `deinit`; `fcntl` on them is thread-safe, and the in-process exclusion of rebuilds is a lock.
@@ -48,14 +49,6 @@ final class StoreFileLocks: @unchecked Sendable {
         /// Linux pids are below 2^22).
         static let lockFilePresence = 1 << 40
     }
-
-    #if os(Linux)
-    // <fcntl.h> defines these only under _GNU_SOURCE, which Swift's Glibc module does not set;
-    // they are fixed by the Linux ABI.
-    private static let getLock: Int32 = 36   // F_OFD_GETLK
-    private static let setLock: Int32 = 37   // F_OFD_SETLK
-    private static let setLockWait: Int32 = 38   // F_OFD_SETLKW
-    #endif
 
     /// Opens `data.mdb` in `directory` (creating it empty, 0600, when `writable` and missing)
     /// for locking; falls back to reading only on read-only media. Call
@@ -131,7 +124,6 @@ final class StoreFileLocks: @unchecked Sendable {
     /// - Throws: ``LMDBError/Kind/lockFileMismatch`` when another process has the data file open
     ///   through another lock file.
     func takePresence(directory: String) throws {
-        #if os(Linux)
         let lockPath = directory + "/lock.mdb"
         // Without a lock file (read-only media where LMDB could not create one) there is nothing
         // to compare: LMDB then reads without a reader table.
@@ -150,16 +142,14 @@ final class StoreFileLocks: @unchecked Sendable {
         if lockFD >= 0 {
             try place(lockFD, F_RDLCK, at: Byte.lockFilePresence, wait: true, what: "presence lock on lock.mdb")
         }
-        #endif
     }
 
     /// Takes the rebuild lock without waiting; false when a rebuild runs (in any process).
     func tryLockRebuild() throws -> Bool {
         guard rebuildInProcess.try() else { return false }
         do {
-            #if os(Linux)
             var lock = Self.range(writable ? F_WRLCK : F_RDLCK, at: Byte.rebuild)
-            if fcntl(dataFD, Self.setLock, &lock) != 0 {
+            if fcntl(dataFD, ByteRangeLock.set, &lock) != 0 {
                 let code = errno
                 if code == EAGAIN || code == EACCES {
                     rebuildInProcess.unlock()
@@ -167,7 +157,6 @@ final class StoreFileLocks: @unchecked Sendable {
                 }
                 throw LMDBError(operation: "fcntl(data.mdb, rebuild lock)", code: code)
             }
-            #endif
             return true
         } catch {
             rebuildInProcess.unlock()
@@ -193,26 +182,20 @@ final class StoreFileLocks: @unchecked Sendable {
     }
 
     private func place(_ fd: Int32, _ type: Int32, at byte: Int, wait: Bool, what: String) throws {
-        #if os(Linux)
         var lock = Self.range(type, at: byte)
-        while fcntl(fd, wait ? Self.setLockWait : Self.setLock, &lock) != 0 {
+        while fcntl(fd, wait ? ByteRangeLock.setWait : ByteRangeLock.set, &lock) != 0 {
             let code = errno
             if code == EINTR { continue }
             throw LMDBError(operation: "fcntl(data.mdb, \(what))", code: code)
         }
-        #endif
     }
 
     /// Whether another open file description holds a lock on `byte` of `fd`'s file.
     private func isHeld(_ fd: Int32, at byte: Int) throws -> Bool {
-        #if os(Linux)
         var lock = Self.range(F_WRLCK, at: byte)
-        guard fcntl(fd, Self.getLock, &lock) == 0 else {
-            throw LMDBError(operation: "fcntl(F_OFD_GETLK)", code: errno)
+        guard fcntl(fd, ByteRangeLock.get, &lock) == 0 else {
+            throw LMDBError(operation: "fcntl(data.mdb, get lock)", code: errno)
         }
         return lock.l_type != Int16(F_UNLCK)
-        #else
-        return false
-        #endif
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(CLMDBVendored)
+import CLMDBVendored
+#else
 import CLMDB
+#endif
 
 /// A write transaction, valid only inside the closure of ``LMDBEnvironment/write(_:)``.
 ///

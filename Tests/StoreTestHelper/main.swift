@@ -2,6 +2,8 @@
 // per acknowledged step to stdout, unbuffered, so the parent knows what was acknowledged even
 // when it kills this process.
 //
+// Every command takes [--map-size BYTES] and [--semaphore-prefix P] (LMDBEnvironmentOptions).
+//
 //   append-batches DIR --count N --batch B [--stream S] [--prefix P] [--map-size BYTES]
 //       appends N events in batches of B (one write transaction each); after each commit prints
 //       the batch's last position. Event i gets the ID deterministicID(prefix, i).
@@ -12,6 +14,8 @@
 //       opens the store and prints "cleared N", the stale reader slots its open cleared.
 //   hold-snapshot DIR
 //       opens a read transaction, prints "holding", and sleeps in it until killed.
+//   hold-write DIR
+//       opens the write transaction, prints "writing", and sleeps in it until killed.
 //
 // ReadingStore (facade) commands; they open the store through ReadingStore.open:
 //   rebuild-digest DIR
@@ -86,6 +90,7 @@ func intOption(_ name: String, default value: Int) -> Int {
 
 var options = LMDBEnvironmentOptions()
 if let mapSize = option("--map-size").flatMap(Int.init) { options.mapSize = mapSize }
+if let prefix = option("--semaphore-prefix") { options.semaphorePrefix = prefix }
 
 /// The ReadingStore commands (each opens the store itself, so they run before the EventLog
 /// commands below open the log: one path is opened at most once per process).
@@ -208,6 +213,11 @@ do {
     case "hold-snapshot":
         try log.environment.read { _ in
             say("holding")
+            while true { sleep(1) }
+        }
+    case "hold-write":
+        try log.environment.write { _ in
+            say("writing")
             while true { sleep(1) }
         }
     case "threaded-appends":

@@ -45,7 +45,7 @@ enum ChildStatus {
 /// ``endWithParent()``), so a killed parent leaves no worker holding its output.
 func runSelf(arguments: [String]) throws -> ChildStatus {
     let process = Process()
-    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let executable = executablePath()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     // A child that dies on a damaged file is reported in one line by the parent: the Swift

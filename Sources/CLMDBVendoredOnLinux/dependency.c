@@ -1,0 +1,2 @@
+// A C target needs a source file; this one declares nothing (see include/CLMDBVendoredOnLinux.h).
+#include "CLMDBVendoredOnLinux.h"
