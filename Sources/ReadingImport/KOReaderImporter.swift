@@ -14,6 +14,8 @@ import ReadingEvents
 ///   read on it (KOReader's daily figure), once per (session, day, time-of-day bucket), so turning
 ///   back or jumping ahead never over-counts. The position is the running sum, capped at the
 ///   page count (reported when the cap takes pages off).
+/// - Every stay's seconds count, as KOReader counts them: a stay on page 0 (the cover) credits no
+///   page, a stay past its `total_pages` credits at most the last page (both reported).
 enum KOReaderImporter {
     static let bookColumns: Set<String> = ["id", "title", "authors", "pages", "md5"]
     static let statColumns: Set<String> = ["id_book", "page", "start_time", "duration", "total_pages"]
@@ -65,12 +67,9 @@ enum KOReaderImporter {
                 plan.skip("page_stat_data rowid \(rowid): a NULL or non-numeric value in id_book, page, start_time, duration or total_pages", line: rowid)
                 return
             }
-            guard totalPages >= 1, totalPages <= Int64(BookMetadata.maxPageCount) else {
-                plan.skip("total_pages: \(totalPages) is outside 1 ... \(BookMetadata.maxPageCount) (rowid \(rowid))", line: rowid); return
-            }
-            guard page >= 1, page <= totalPages else {
-                plan.skip("page: \(page) is outside 1 ... total_pages \(totalPages) (rowid \(rowid); page 0 is the cover or an unpaged position)", line: rowid); return
-            }
+            // A stay on page 0 (the cover, an unpaged position), past total_pages, or with a
+            // total_pages out of range is still reading time KOReader counts: kept for its seconds,
+            // credited no page (or, past the end, the last page; see `creditedPages`).
             guard duration >= 0, duration <= Int64(86_400) else {
                 plan.skip("duration: \(duration) s is outside 0 ... 86400 (rowid \(rowid))", line: rowid); return
             }
@@ -84,8 +83,8 @@ enum KOReaderImporter {
                 let guess = start - Int64(options.zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(start))))
                 instant = start - Int64(options.zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(guess))))
             }
-            stays[book, default: []].append(Stay(rowid: rowid, page: Int(page), rawStart: start, start: instant,
-                                                 duration: duration, totalPages: Int(totalPages)))
+            stays[book, default: []].append(Stay(rowid: rowid, page: Int(clamping: page), rawStart: start, start: instant,
+                                                 duration: duration, totalPages: Int(clamping: totalPages)))
             total += 1
         }
         let known = Set(books.map(\.id))
@@ -114,7 +113,7 @@ enum KOReaderImporter {
         var book = plan.book(identity: identity, line: stays.first?.rowid)
         book.title = title
         var pageCount = pages.flatMap { $0 > 0 ? $0 : nil }
-        if pageCount == nil, let latest = stays.last?.totalPages {
+        if pageCount == nil, let latest = stays.last(where: { (1...BookMetadata.maxPageCount).contains($0.totalPages) })?.totalPages {
             pageCount = latest
             plan.warn("\(title): the book table has no page count; used total_pages \(latest) of its latest page stay", line: nil)
         }
@@ -134,7 +133,7 @@ enum KOReaderImporter {
         let zone = plan.options.zone
         let gap = Int64(plan.options.sessionGapSeconds)
         var seenByDay: [LocalDate: Set<Int>] = [:]
-        var position = 0, capped = 0, clipped = 0
+        var position = 0, capped = 0, clipped = 0, unpaged = 0, pastEnd = 0
         var index = 0
         while index < stays.count {
             // One session: stays until a long gap or 24 h of reading.
@@ -168,13 +167,15 @@ enum KOReaderImporter {
                 }
                 runningUntil = stay.end
                 seconds += stay.duration
-                // KOReader's rescaling of a page after a layout change (its page_stat view).
-                let firstPage = ((stay.page - 1) * n) / stay.totalPages + 1
-                let lastPage = max(firstPage, (stay.page * n) / stay.totalPages)
                 let local = LocalDays.local(stays[k].start, in: zone)
                 let key = (local.day, local.hour / 6)
                 var fresh = 0
-                for p in firstPage...lastPage where seenByDay[local.day, default: []].insert(p).inserted { fresh += 1 }
+                switch creditedPages(stay, of: n) {
+                case .none: unpaged += 1
+                case .pages(let pages, let past):
+                    if past { pastEnd += 1 }
+                    for p in pages where seenByDay[local.day, default: []].insert(p).inserted { fresh += 1 }
+                }
                 credit += fresh
                 let next = k + 1 < end ? LocalDays.local(stays[k + 1].start, in: zone) : nil
                 if next == nil || next!.day != key.0 || next!.hour / 6 != key.1 {
@@ -194,10 +195,35 @@ enum KOReaderImporter {
         if capped > 0 {
             plan.warn("\(title): \(capped) pages read again on later days go beyond the book's \(n) pages; not credited", line: nil)
         }
+        if unpaged > 0 {
+            plan.warn("\(title): \(unpaged) page stays on page 0 (the cover) or with no usable total_pages; their seconds are counted, no page is credited", line: nil)
+        }
+        if pastEnd > 0 {
+            plan.warn("\(title): \(pastEnd) page stays past the book's total_pages; their seconds are counted, the page credit is capped at the last page", line: nil)
+        }
         if clipped > 0 {
             plan.warn("\(title): \(clipped) page stays overlapped the one before; the overlap was counted once", line: nil)
         }
         plan.finish(book)
+    }
+
+    /// The pages a stay credits.
+    enum Credit: Equatable {
+        /// None: page 0 (the cover or an unpaged position) or a total_pages outside 1 ... the limit.
+        case none
+        /// These pages of the book's `n`; `past` when the stay's page was past its total_pages
+        /// (then it counts as the last page).
+        case pages(ClosedRange<Int>, past: Bool)
+    }
+
+    /// KOReader's rescaling of a stay's page after a layout change (its `page_stat` view): page p of
+    /// t becomes the pages ((p-1)·n)/t+1 … max(that, (p·n)/t) of n; a page past t counts as page t.
+    static func creditedPages(_ stay: Stay, of n: Int) -> Credit {
+        let t = stay.totalPages
+        guard stay.page >= 1, (1...BookMetadata.maxPageCount).contains(t) else { return .none }
+        let page = min(stay.page, t)
+        let firstPage = ((page - 1) * n) / t + 1
+        return .pages(firstPage...max(firstPage, (page * n) / t), past: stay.page > t)
     }
 
     private static func at(_ seconds: Int64) -> Timestamp { Timestamp(microseconds: seconds * 1_000_000) }
