@@ -38,6 +38,10 @@ extension ReadingStore {
     /// its book's stored history (and the new events before it) by the same decide step as a
     /// command: one that the decide step would reject there, or that would change nothing, is not
     /// appended and is listed in ``ImportOutcome/rejected``.
+    ///
+    /// - Throws: ``ReadingEvents/RecordedEventRejection`` (nothing is written) for an envelope that
+    ///   breaks a rule, and for one whose ID the store holds in another time zone (the same rows
+    ///   imported before under another zone: field `timeZone`, naming the stored zone).
     @discardableResult
     public func importHistory(_ envelopes: [EventEnvelope]) throws -> ImportOutcome {
         let outcome = try log.environment.write { txn -> ImportOutcome in

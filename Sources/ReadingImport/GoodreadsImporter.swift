@@ -67,7 +67,11 @@ enum GoodreadsImporter {
                 plan.warn("\(title): exclusive shelf \"\(shelf)\" is not to-read, currently-reading, read or the did-not-finish shelf \"\(plan.options.didNotFinishShelf)\"; imported as want to read", line: line)
             }
         }
-        guard plan.run(.addBook(metadata, status: status), &book, role: "added", at: addedAt, line: line) else { return }
+        // The did-not-finish shelf is a status change of its own (role `status:did-not-finish`), so
+        // a re-import with `--dnf-shelf` naming a shelf an earlier import did not know corrects
+        // the stored book through the decide step instead of meeting the stored `added` event.
+        guard plan.run(.addBook(metadata, status: isDNF ? .wantToRead : status), &book, role: "added", at: addedAt, line: line) else { return }
+        if isDNF { plan.run(.setStatus(.didNotFinish), &book, role: "status:did-not-finish", at: addedAt, line: line) }
 
         if shelf == "read" {
             if finished == nil {

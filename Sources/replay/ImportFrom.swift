@@ -68,7 +68,10 @@ extension Replay {
             var rejected: [ReadingStore.ImportOutcome.Rejection] = []
             if !dryRun {
                 let store = try ReadingStore.open(at: options.url)
-                let outcome = try store.importHistory(result.envelopes)
+                let outcome: ReadingStore.ImportOutcome
+                do { outcome = try store.importHistory(result.envelopes) } catch let rejection as RecordedEventRejection {
+                    throw ReplayError("\(file): \(rejection.reasonText); nothing was imported")
+                }
                 added = outcome.added; stored = outcome.alreadyStored; rejected = outcome.rejected
             }
             let titles = Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })

@@ -41,6 +41,21 @@ import Glibc
         _ = try await replayOKAsync(["verify", "--store", store, "--json"])
     }
 
+    /// Issue 26: the same file under a corrected --zone is refused whole, naming the earlier zone.
+    @Test func aReImportUnderAnotherZoneIsRefusedAndSaysWhichZoneToUse() async throws {
+        let dir = try CLITempDirectory(); defer { dir.remove() }
+        let store = dir.path("store")
+        let first = try await importFrom("goodreads", Self.fixture("goodreads-24.csv"), store: store)
+        #expect(first.status == 0, "\(first)")
+        let last = try await lastPositionAsync(of: store)
+        let other = try await importFrom("goodreads", Self.fixture("goodreads-24.csv"), store: store, zone: "Europe/Berlin")
+        #expect(other.status == 1, "\(other)")
+        #expect(other.stderr.contains("imported before in the zone Asia/Seoul"), "\(other.stderr)")
+        #expect(other.stderr.contains("--zone Asia/Seoul"))
+        #expect(other.stderr.contains("nothing was imported"))
+        #expect(try await lastPositionAsync(of: store) == last)
+    }
+
     @Test func dryRunWritesNothing() async throws {
         let dir = try CLITempDirectory(); defer { dir.remove() }
         let run = try await importFrom("storygraph", Self.fixture("storygraph.csv"), store: dir.path("store"), extra: ["--dry-run"])
