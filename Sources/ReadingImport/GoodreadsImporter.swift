@@ -22,6 +22,7 @@ enum GoodreadsImporter {
         let line = row.line
         let bookID = table.value("Book Id", in: row)
         guard !bookID.isEmpty else { plan.skip("Book Id: empty; a row needs Goodreads' book id", line: line); return }
+        guard plan.isFirstRow(identity: bookID, column: "Book Id", fields: row.fields, line: line) else { return }
         var book = plan.book(identity: "goodreads:\(bookID)", line: line)
         let title = table.value("Title", in: row)
         book.title = title

@@ -15,6 +15,8 @@ struct ImportPlan {
     private var made: [(envelope: EventEnvelope, book: Int, key: Timestamp)] = []
     private var lastKey: [BookID: Timestamp] = [:]
     private var bookNumbers: [BookID: Int] = [:]
+    /// The first row of each source identity seen: its line and a hash of its fields.
+    private var firstRows: [String: (line: Int, fields: Int)] = [:]
 
     init(source: ImportSource, options: ImportOptions) {
         self.options = options
@@ -72,6 +74,26 @@ struct ImportPlan {
         guard book.state.isInLibrary else { return }
         report.books.append(.init(book: book.id, identity: book.identity, title: book.title, status: book.state.status,
                                   events: book.events))
+    }
+
+    /// Whether this row is the first with `identity` (a Goodreads `Book Id` names one book). A
+    /// later row with the same fields is reported and left out (imported once); one with other
+    /// fields is skipped into the report, naming the column and both lines, never merged into the
+    /// first row's book.
+    mutating func isFirstRow(identity: String, column: String, fields: [String], line: Int) -> Bool {
+        var hasher = Hasher()
+        hasher.combine(fields)
+        let hash = hasher.finalize()
+        guard let first = firstRows[identity] else {
+            firstRows[identity] = (line, hash)
+            return true
+        }
+        if first.fields == hash {
+            warn("\(column) \(identity) repeats line \(first.line) exactly; imported once", line: line)
+        } else {
+            skip("\(column): \(identity) is on line \(first.line) already, with other data; this row is not imported (a \(column) names one book: correct or remove one of the rows)", line: line)
+        }
+        return false
     }
 
     mutating func warn(_ message: String, line: Int?) {

@@ -164,6 +164,31 @@ import Testing
         #expect(throws: ImportError.self) { try HistoryImport.read(.goodreads, csv: "", options: Fixtures.options()) }
     }
 
+    /// Issue 26: a repeated `Book Id` with other data is skipped into the report naming the
+    /// column and both lines, never merged into the first row's book; an exact repeat is imported once.
+    @Test func aRepeatedBookIdWithOtherDataIsReportedNotMerged() throws {
+        let text = """
+            Book Id,Title,Author,Exclusive Shelf,My Rating,My Review,Date Read,Date Added
+            41,First Title,A. Writer,read,2,,2024/02/01,2024/01/01
+            41,Other Title,B. Writer,read,5,Another book's review,2024/03/01,2024/01/05
+            42,Twice,C. Writer,to-read,0,,,2024/01/02
+            42,Twice,C. Writer,to-read,0,,,2024/01/02
+
+            """
+        let result = try HistoryImport.read(.goodreads, csv: text, options: Fixtures.options())
+        #expect(result.report.books.map(\.title) == ["First Title", "Twice"])
+        let skipped = try #require(result.report.skipped.first)
+        #expect(result.report.skipped.count == 1)
+        #expect(skipped.line == 3)
+        #expect(skipped.reason.hasPrefix("Book Id: 41 is on line 2 already, with other data"))
+        #expect(result.report.warnings.contains { $0.line == 5 && $0.message.contains("repeats line 4 exactly") })
+        let first = try Fixtures.book(result, "First Title")
+        let events = Fixtures.events(result, of: first.book)
+        #expect(events.contains(.ratingSet(RatingSet(book: first.book, rating: try Rating(stars: 2)))))
+        #expect(!events.contains { if case .memoWritten = $0 { true } else { false } })
+        #expect(!events.contains(.ratingSet(RatingSet(book: first.book, rating: try Rating(stars: 5)))))
+    }
+
     @Test func arbitraryBytesNeverCrashTheCSVReaders() throws {
         var rng = SplitMix64(seed: 11)
         let base = Array(try Data(contentsOf: Fixtures.url("goodreads-24.csv")))
