@@ -29,10 +29,10 @@ struct CSVTable {
             try csv.enumerateAsArray(startAt: 0, rowLimit: nil) { fields in
                 parsed.append(Row(line: line, fields: fields))
                 // A row ends with one line break; breaks inside quoted fields move the next row down.
-                line += 1 + fields.reduce(0) { $0 + $1.reduce(0) { $0 + ($1.isNewline ? 1 : 0) } }
+                line += 1 + fields.reduce(0) { $0 + Self.lineBreaks(in: $1) }
             }
         } catch {
-            throw .malformed(line: line, detail: "bad quoting in the row starting here (\(error))")
+            throw .malformed(line: line, detail: "bad quoting in the row starting here (\(ReportText.printable("\(error)")))")
         }
         // Every quote of valid CSV is paired (open/close, or "" inside a field).
         if text.utf8.reduce(0, { $0 + ($1 == UInt8(ascii: "\"") ? 1 : 0) }) % 2 == 1 {
@@ -52,6 +52,13 @@ struct CSVTable {
         var index: [String: Int] = [:]
         for (i, name) in header.enumerated() where index[name] == nil { index[name] = i }
         self.index = index
+    }
+
+    /// The line breaks of a field as a text editor counts lines: LF, CR LF (one Character) and a
+    /// lone CR; U+2028, U+2029, NEL, VT and FF are characters inside a line, though Swift calls
+    /// them newlines.
+    static func lineBreaks(in field: String) -> Int {
+        field.reduce(0) { $0 + ($1 == "\n" || $1 == "\r\n" || $1 == "\r" ? 1 : 0) }
     }
 
     /// Whether every name is a column.

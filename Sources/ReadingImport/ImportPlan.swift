@@ -116,7 +116,7 @@ struct ImportPlan {
         let table = try CSVTable(text: text)
         guard table.hasColumns(required) else {
             throw .wrongFormat(source: source,
-                               expected: "\(name) with the columns \(required.joined(separator: ", ")); found \(table.header.prefix(8).joined(separator: ", "))")
+                               expected: "\(name) with the columns \(required.joined(separator: ", ")); found the header \(ReportText.quoted(table.header.joined(separator: ",")))")
         }
         var plan = ImportPlan(source: source, options: options)
         for (index, row) in table.rows.enumerated() {

@@ -131,12 +131,16 @@ public struct ImportReport: Sendable, Hashable, Codable {
     /// All events produced.
     public var eventCount: Int { eventsByType.values.reduce(0, +) }
 
-    /// A short text report: a line of counts, then events by type, skipped rows and warnings.
+    /// Rows not imported, counted as rows (a row several of whose events were refused is one).
+    public var skippedRows: Int { Set(skipped.map(\.line)).count }
+
+    /// A short text report: a line of counts, then events by type, skipped rows and warnings, with
+    /// text from the file escaped for a terminal (``ReportText/printable(_:)``).
     public var text: String {
-        var lines = ["\(source.rawValue): \(books.count) books, \(eventCount) events, \(skipped.count) rows skipped, \(warnings.count) warnings"]
+        var lines = ["\(source.rawValue): \(books.count) books, \(eventCount) events, \(skippedRows) rows skipped, \(warnings.count) warnings"]
         for (type, count) in eventsByType.sorted(by: { $0.key < $1.key }) { lines.append("  \(type): \(count)") }
-        for row in skipped { lines.append("  skipped \(source == .koreader ? "rowid" : "line") \(row.line): \(row.reason)") }
-        for warning in warnings { lines.append("  warning\(warning.line.map { " line \($0)" } ?? ""): \(warning.message)") }
+        for row in skipped { lines.append("  skipped \(source == .koreader ? "rowid" : "line") \(row.line): \(ReportText.printable(row.reason))") }
+        for warning in warnings { lines.append("  warning\(warning.line.map { " line \($0)" } ?? ""): \(ReportText.printable(warning.message))") }
         return lines.joined(separator: "\n")
     }
 }

@@ -77,7 +77,7 @@ extension Replay {
             let titles = Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
             let summary = dryRun
                 ? "dry run: \(report.books.count) books, \(result.envelopes.count) events from \(file); nothing written"
-                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", seconds(since: start))) s; \(report.skipped.count) rows skipped, \(report.warnings.count) warnings"
+                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", seconds(since: start))) s; \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
             if json {
                 let data = try JSONEncoder.sorted.encode(report)
                 var object = try JSONSerialization.jsonObject(with: data) as! [String: Any]
@@ -90,9 +90,9 @@ extension Replay {
             } else {
                 print(report.text)
                 for r in rejected {
-                    print("  not taken: \(r.type) of \(r.book.flatMap { titles[$0] } ?? "?"): \(r.reason)")
+                    print(printable("  not taken: \(r.type) of \(r.book.flatMap { titles[$0] } ?? "?"): \(r.reason)"))
                 }
-                print(summary)
+                print(printable(summary))
             }
         }
     }

@@ -189,6 +189,45 @@ import Testing
         #expect(!events.contains(.ratingSet(RatingSet(book: first.book, rating: try Rating(stars: 5)))))
     }
 
+    /// Issue 26: report lines escape control characters, quote at most 80 characters of a bad
+    /// value or header, count rows as rows, and a quoted U+2028 does not move later line numbers.
+    @Test func reportsEscapeQuoteShortlyCountRowsAndKeepLineNumbers() throws {
+        let header = "Book Id,Title,Author,Exclusive Shelf,My Rating,My Review,Date Read,Date Added"
+        let escape = "Evil\u{1B}]0;owned\u{07}\u{1B}[2J Title"
+        let long = String(repeating: "x", count: 10_001)
+        let text = """
+            \(header)
+            1,\(escape),A,strange-shelf,0,,,2024/01/01
+            2,Two Refusals,B,read,7,\(long),2024/02/01,2024/01/02
+
+            """
+        let result = try HistoryImport.read(.goodreads, csv: text, options: Fixtures.options())
+        let report = result.report.text
+        #expect(!report.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(report.contains("Evil\\u{1B}]0;owned\\u{7}"))
+        // Line 3's rating and review are both refused: two reasons, one row.
+        #expect(result.report.skipped.map(\.line) == [3, 3])
+        #expect(result.report.skippedRows == 1)
+        #expect(report.hasPrefix("goodreads: 2 books, "))
+        #expect(report.contains(", 1 rows skipped, "))
+        // A wrong-format file with a 200,000-character first line: the error quotes 80 of them.
+        let wide = String(repeating: "\u{1B}y", count: 100_000) + "\n1\n"
+        #expect {
+            try HistoryImport.read(.goodreads, csv: wide, options: Fixtures.options())
+        } throws: { error in
+            let message = "\(error)"
+            return message.count < 1_000 && message.contains("(199920 more characters)") && !message.contains("\u{1B}")
+        }
+        // A quoted U+2028 (and U+2029, NEL) inside a field is not a line break.
+        let separated = "\(header)\n5,\"Line\u{2028}Para\u{2029}Next\u{85}End\",A,to-read,0,,,2024/01/01\n6,too,few\n"
+        #expect {
+            try HistoryImport.read(.goodreads, csv: separated, options: Fixtures.options())
+        } throws: { error in
+            guard case ImportError.malformed(let line, _) = error else { return false }
+            return line == 3
+        }
+    }
+
     @Test func arbitraryBytesNeverCrashTheCSVReaders() throws {
         var rng = SplitMix64(seed: 11)
         let base = Array(try Data(contentsOf: Fixtures.url("goodreads-24.csv")))
