@@ -1,3 +1,4 @@
+import Foundation
 import ReadingEvents
 
 /// The apps whose exports can be imported.
@@ -39,6 +40,15 @@ public struct ImportOptions: Sendable, Hashable {
     public var didNotFinishShelf: String
     /// KOReader: a gap between page stays longer than this ends a timed session.
     public var sessionGapSeconds: Int
+    /// KOReader: where the private copy of the database is made (a new directory inside, removed
+    /// on every exit path); nil for the system's temporary directory (`TMPDIR`).
+    public var temporaryDirectory: URL?
+    /// KOReader: the most rows read from `page_stat_data` (and from `book`); a larger file is
+    /// refused with ``ImportError/limitExceeded(_:)``.
+    public var maxRows: Int = 5_000_000
+    /// KOReader: the most seconds SQLite may spend reading the file; past it the import is
+    /// refused with ``ImportError/limitExceeded(_:)``.
+    public var readTimeLimitSeconds: Int = 600
     /// KOReader: the device's clock showed local time while the device was set to UTC, so the
     /// stored instants are local wall-clock times; they are moved back by the zone's offset.
     public var deviceClockIsLocal: Bool
@@ -66,6 +76,8 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
     case database(code: Int32, message: String)
     /// An option is out of range.
     case invalidOption(name: String, detail: String)
+    /// The file is larger than an import reads (rows, time): `detail` names the bound.
+    case limitExceeded(String)
 
     /// One line for people.
     public var description: String {
@@ -75,6 +87,7 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unreadable(let path, let detail): "cannot read \(path): \(detail)"
         case .database(let code, let message): "SQLite error \(code): \(message)"
         case .invalidOption(let name, let detail): "\(name): \(detail)"
+        case .limitExceeded(let detail): "\(detail); nothing was imported"
         }
     }
 }

@@ -35,12 +35,13 @@ enum KOReaderImporter {
         guard (1...86_400).contains(options.sessionGapSeconds) else {
             throw .invalidOption(name: "sessionGapSeconds", detail: "\(options.sessionGapSeconds) is outside 1 ... 86400")
         }
-        let db = try SQLiteReader(copying: url)
-        let expected = "a KOReader statistics database with the tables book(\(bookColumns.sorted().joined(separator: ", "))) and page_stat_data(\(statColumns.sorted().joined(separator: ", ")))"
+        let db = try SQLiteReader(copying: url, into: options.temporaryDirectory)
+        let expected = "a KOReader statistics database with the tables (not views) book(\(bookColumns.sorted().joined(separator: ", "))) and page_stat_data(\(statColumns.sorted().joined(separator: ", ")))"
         let haveBook: Set<String>, haveStats: Set<String>
         do {
-            haveBook = try db.columns(of: "book")
-            haveStats = try db.columns(of: "page_stat_data")
+            // Only real tables are read: a view (which could run for ever) is not KOReader's schema.
+            haveBook = try db.tableColumns(of: "book") ?? []
+            haveStats = try db.tableColumns(of: "page_stat_data") ?? []
         } catch {
             // SQLITE_NOTADB (26) and friends: not an SQLite file at all.
             throw .wrongFormat(source: .koreader, expected: "\(expected) (\(error))")
@@ -49,10 +50,19 @@ enum KOReaderImporter {
             throw .wrongFormat(source: .koreader, expected: expected)
         }
         let lastOpen = haveBook.contains("last_open") ? "last_open" : "NULL"
+        db.limitTime(seconds: options.readTimeLimitSeconds)
+        var rowsRead = 0
+        func count(_ table: String) throws(ImportError) {
+            rowsRead += 1
+            guard rowsRead <= options.maxRows else {
+                throw .limitExceeded("\(table) has more rows than an import reads (\(options.maxRows) rows of book and page_stat_data)")
+            }
+        }
 
         struct BookRow { var id: Int64; var title: String; var authors: String; var pages: Int?; var md5: String; var lastOpen: Int64? }
         var books: [BookRow] = []
         try db.query("SELECT id, title, authors, pages, md5, \(lastOpen) FROM book ORDER BY id") { row throws(ImportError) in
+            try count("book")
             guard let id = row[0].int else { return }
             books.append(BookRow(id: id, title: row[1].string ?? "", authors: row[2].string ?? "",
                                  pages: row[3].int.map { Int(clamping: $0) }, md5: row[4].string ?? "", lastOpen: row[5].int))
@@ -61,6 +71,7 @@ enum KOReaderImporter {
         var stays: [Int64: [Stay]] = [:]
         var total = 0
         try db.query("SELECT rowid, id_book, page, start_time, duration, total_pages FROM page_stat_data ORDER BY id_book, start_time, page") { row throws(ImportError) in
+            try count("page_stat_data")
             let rowid = Int(row[0].int ?? 0)
             guard let book = row[1].int, let page = row[2].int, let start = row[3].int, let duration = row[4].int,
                   let totalPages = row[5].int else {

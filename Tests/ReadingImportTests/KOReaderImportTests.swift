@@ -183,6 +183,68 @@ import Testing
         #expect(plain.envelopes.first { if case .sessionStarted = $0.event { true } else { false } }?.occurredAt.seconds == wall)
     }
 
+    /// Issue 26: a directory or a device is refused before anything is copied.
+    @Test func aDirectoryOrADeviceIsRefusedBeforeAnythingIsCopied() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let folder = dir.child("statistics.sqlite3")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(count: 1 << 20).write(to: folder.appendingPathComponent("big"))
+        var options = Fixtures.options(); options.temporaryDirectory = dir.child("tmp")
+        try FileManager.default.createDirectory(at: dir.child("tmp"), withIntermediateDirectories: true)
+        for (url, kind) in [(folder, "a directory"), (URL(fileURLWithPath: "/dev/null"), "a character device")] {
+            #expect {
+                try HistoryImport.read(.koreader, from: url, options: options)
+            } throws: { error in
+                guard case ImportError.unreadable(_, let detail) = error else { return false }
+                return detail.contains(kind) && detail.contains("nothing was copied")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.child("tmp").path).isEmpty)
+    }
+
+    /// Issue 26: only real tables are read, within a row and a time bound, and the private copy
+    /// is gone after every failed import. A `page_stat_data` that is a never-ending view ran for
+    /// ever before (and left its copy behind when the process was stopped).
+    @Test func viewsAreNotReadRowsAndTimeAreBoundedAndTheCopyIsAlwaysRemoved() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let tmp = dir.child("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        var options = Fixtures.options(); options.temporaryDirectory = tmp
+        let endless = try KOReaderFixture(path: dir.child("view.sqlite3").path)
+        try endless.addBook(id: 1, title: "Loop", authors: "A", pages: 10, md5: "l1", lastOpen: 0)
+        try endless.exec("""
+            DROP VIEW page_stat; DROP TABLE page_stat_data;
+            CREATE VIEW page_stat_data AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r)
+                SELECT 1 AS id_book, 1 + i % 10 AS page, i AS start_time, 1 AS duration, 10 AS total_pages FROM r;
+            """)
+        endless.close()
+        #expect {
+            try HistoryImport.read(.koreader, from: dir.child("view.sqlite3"), options: options)
+        } throws: { error in
+            guard case ImportError.wrongFormat(.koreader, let expected) = error else { return false }
+            return expected.contains("tables (not views)")
+        }
+        try KOReaderFixture.standard(at: dir.child("k.sqlite3").path).close()
+        var few = options; few.maxRows = 10
+        #expect {
+            try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: few)
+        } throws: { error in
+            guard case ImportError.limitExceeded(let detail) = error else { return false }
+            return detail.contains("more rows than an import reads (10 rows")
+        }
+        var quick = options; quick.readTimeLimitSeconds = 0
+        #expect {
+            try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: quick)
+        } throws: { error in
+            guard case ImportError.limitExceeded(let detail) = error else { return false }
+            return detail.contains("time limit")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty)
+        // A successful import removes its copy too.
+        #expect(try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: options).envelopes.isEmpty == false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty)
+    }
+
     @Test func aFileThatIsNotAKOReaderDatabaseIsRefused() throws {
         let dir = try ImportTempDirectory(); defer { dir.remove() }
         let other = try KOReaderFixture(path: dir.child("other.sqlite3").path)
