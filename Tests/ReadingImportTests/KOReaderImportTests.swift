@@ -225,19 +225,16 @@ import Testing
             return expected.contains("tables (not views)")
         }
         try KOReaderFixture.standard(at: dir.child("k.sqlite3").path).close()
-        var few = options; few.maxRows = 10
-        #expect {
-            try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: few)
-        } throws: { error in
-            guard case ImportError.limitExceeded(let detail) = error else { return false }
-            return detail.contains("more rows than an import reads (10 rows")
-        }
-        var quick = options; quick.readTimeLimitSeconds = 0
-        #expect {
-            try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: quick)
-        } throws: { error in
-            guard case ImportError.limitExceeded(let detail) = error else { return false }
-            return detail.contains("time limit")
+        var few = options, quick = options
+        few.maxRows = 10
+        quick.readTimeLimitSeconds = 0
+        for (bounded, bound) in [(few, "more rows than an import reads (10 rows"), (quick, "time limit")] {
+            #expect {
+                try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: bounded)
+            } throws: { error in
+                guard case ImportError.limitExceeded(let detail) = error else { return false }
+                return detail.contains(bound)
+            }
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty)
         // A successful import removes its copy too.
