@@ -129,6 +129,8 @@ public struct ImportReport: Sendable, Hashable, Codable {
 
     /// The source.
     public var source: ImportSource
+    /// Rows of the source read: CSV data rows, KOReader `page_stat_data` rows.
+    public var rows = 0
     /// Every book imported, in source order.
     public var books: [Book] = []
     /// Events produced, by type tag.
@@ -160,13 +162,54 @@ public struct ImportReport: Sendable, Hashable, Codable {
 
 /// The result of reading a source: the events, in the order to append them, and the report.
 ///
-/// `Sendable`: a value type.
+/// The events are staged in a private temporary file while the source is read, so memory does
+/// not grow with the file; ``forEachBatch(of:_:)`` reads them back a batch at a time (what
+/// `ReadingStore.importHistory(batches:)` takes), ``envelopes`` all at once. The file is removed
+/// when the last copy of the result is released.
+///
+/// `Sendable`: the report is a value and the staged events are immutable.
 public struct ImportResult: Sendable, Hashable {
-    /// Validated envelopes for the reader: each book's events in the order the decide step
-    /// accepted them, with deterministic event IDs.
-    public var envelopes: [EventEnvelope]
+    private let staged: StagedEvents
     /// What was found, skipped and warned about.
     public var report: ImportReport
+
+    init(staged: StagedEvents, report: ImportReport) {
+        self.staged = staged
+        self.report = report
+    }
+
+    /// How many events there are.
+    public var eventCount: Int { staged.count }
+
+    /// Validated envelopes for the reader, all in memory: each book's events in the order the
+    /// decide step accepted them, with deterministic event IDs. For a large file, prefer
+    /// ``forEachBatch(of:_:)``.
+    ///
+    /// - Throws: ``ImportError/unreadable(path:detail:)`` when the staged events cannot be read back.
+    public var envelopes: [EventEnvelope] {
+        get throws {
+            var all: [EventEnvelope] = []
+            all.reserveCapacity(staged.count)
+            try staged.forEachBatch(of: 4_096) { all += $0 }
+            return all
+        }
+    }
+
+    /// Calls `body` with the envelopes in order, at most `size` at a time.
+    public func forEachBatch(of size: Int = 4_096, _ body: ([EventEnvelope]) throws -> Void) throws {
+        try staged.forEachBatch(of: max(1, size), body)
+    }
+
+    /// Results are equal when their reports and their events are.
+    public static func == (a: ImportResult, b: ImportResult) -> Bool {
+        a.report == b.report && (try? a.envelopes) == (try? b.envelopes)
+    }
+
+    /// Hashes the report and the event count.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(report)
+        hasher.combine(staged.count)
+    }
 }
 
 /// Progress of a long import: rows done of all rows.

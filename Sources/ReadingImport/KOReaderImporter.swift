@@ -72,6 +72,7 @@ enum KOReaderImporter {
         var total = 0
         try db.query("SELECT rowid, id_book, page, start_time, duration, total_pages FROM page_stat_data ORDER BY id_book, start_time, page") { row throws(ImportError) in
             try count("page_stat_data")
+            plan.report.rows += 1
             let rowid = Int(row[0].int ?? 0)
             guard let book = row[1].int, let page = row[2].int, let start = row[3].int, let duration = row[4].int,
                   let totalPages = row[5].int else {
@@ -109,7 +110,7 @@ enum KOReaderImporter {
             done += rows.count
             progress?(done, total)
         }
-        return plan.result
+        return try plan.result()
     }
 
     private static func importBook(_ title: String, authors: String, pages: Int?, md5: String, lastOpen: Int64?,
@@ -143,7 +144,7 @@ enum KOReaderImporter {
 
         let zone = plan.options.zone
         let gap = Int64(plan.options.sessionGapSeconds)
-        var seenByDay: [LocalDate: Set<Int>] = [:]
+        var seenByDay: [LocalDate: PageRanges] = [:]
         var position = 0, capped = 0, clipped = 0, unpaged = 0, pastEnd = 0
         var index = 0
         while index < stays.count {
@@ -185,7 +186,7 @@ enum KOReaderImporter {
                 case .none: unpaged += 1
                 case .pages(let pages, let past):
                     if past { pastEnd += 1 }
-                    for p in pages where seenByDay[local.day, default: []].insert(p).inserted { fresh += 1 }
+                    fresh = seenByDay[local.day, default: PageRanges()].insert(pages)
                 }
                 credit += fresh
                 let next = k + 1 < end ? LocalDays.local(stays[k + 1].start, in: zone) : nil
@@ -216,6 +217,30 @@ enum KOReaderImporter {
             plan.warn("\(title): \(clipped) page stays overlapped the one before; the overlap was counted once", line: nil)
         }
         plan.finish(book)
+    }
+
+    /// The distinct pages read on a day, as sorted disjoint ranges: memory grows with the stays,
+    /// not with the pages a rescaled stay covers (one stay of a 1-page layout is all of a
+    /// 100,000-page book).
+    struct PageRanges {
+        private var ranges: [ClosedRange<Int>] = []
+
+        /// Adds `pages`; returns how many of them were not there yet.
+        mutating func insert(_ pages: ClosedRange<Int>) -> Int {
+            var lower = pages.lowerBound, upper = pages.upperBound
+            var covered = 0
+            // The ranges that overlap or touch `pages` merge into one.
+            let first = ranges.firstIndex { $0.upperBound >= lower - 1 } ?? ranges.endIndex
+            var last = first
+            while last < ranges.endIndex, ranges[last].lowerBound <= upper + 1 {
+                let r = ranges[last]
+                covered += max(0, min(r.upperBound, pages.upperBound) - max(r.lowerBound, pages.lowerBound) + 1)
+                lower = min(lower, r.lowerBound); upper = max(upper, r.upperBound)
+                last += 1
+            }
+            ranges.replaceSubrange(first..<last, with: [lower...upper])
+            return pages.count - covered
+        }
     }
 
     /// The pages a stay credits.

@@ -69,19 +69,21 @@ extension Replay {
             if !dryRun {
                 let store = try ReadingStore.open(at: options.url)
                 let outcome: ReadingStore.ImportOutcome
-                do { outcome = try store.importHistory(result.envelopes) } catch let rejection as RecordedEventRejection {
+                do { outcome = try store.importHistory(batches: { try result.forEachBatch($0) }) } catch let rejection as RecordedEventRejection {
                     throw ReplayError("\(file): \(rejection.reasonText); nothing was imported")
                 }
                 added = outcome.added; stored = outcome.alreadyStored; rejected = outcome.rejected
             }
             let titles = Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
+            let elapsed = seconds(since: start)
             let summary = dryRun
-                ? "dry run: \(report.books.count) books, \(result.envelopes.count) events from \(file); nothing written"
-                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", seconds(since: start))) s; \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
+                ? "dry run: \(report.books.count) books, \(result.eventCount) events from \(file); nothing written"
+                : "imported \(added) new events of \(result.eventCount) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", elapsed)) s (\(report.rows) rows, \(Int(Double(report.rows) / max(elapsed, 0.001))) rows/s); \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
             if json {
                 let data = try JSONEncoder.sorted.encode(report)
                 var object = try JSONSerialization.jsonObject(with: data) as! [String: Any]
-                object["added"] = added; object["alreadyStored"] = stored; object["events"] = result.envelopes.count
+                object["added"] = added; object["alreadyStored"] = stored; object["events"] = result.eventCount
+                object["seconds"] = elapsed
                 object["dryRun"] = dryRun; object["reader"] = reader; object["zone"] = zone
                 object["rejectedByStore"] = rejected.map {
                     ["eventID": $0.eventID.description, "type": $0.type, "book": $0.book?.description ?? "", "reason": $0.reason]

@@ -28,8 +28,8 @@ enum Fixtures {
     }
 
     /// The events of one book, in order.
-    static func events(_ result: ImportResult, of book: BookID) -> [ReadingEvent] {
-        result.envelopes.filter { $0.event.book == book }.map(\.event)
+    static func events(_ result: ImportResult, of book: BookID) throws -> [ReadingEvent] {
+        try result.envelopes.filter { $0.event.book == book }.map(\.event)
     }
 }
 
