@@ -164,8 +164,8 @@ public struct ImportReport: Sendable, Hashable, Codable {
 ///
 /// The events are staged in a private temporary file while the source is read, so memory does
 /// not grow with the file; ``forEachBatch(of:_:)`` reads them back a batch at a time (what
-/// `ReadingStore.importHistory(batches:)` takes), ``envelopes`` all at once. The file is removed
-/// when the last copy of the result is released.
+/// `ReadingStore.importHistory(batches:)` takes), ``envelopes`` all at once. The file has no name
+/// (unlinked when created) and is closed when the last copy of the result is released.
 ///
 /// `Sendable`: the report is a value and the staged events are immutable.
 public struct ImportResult: Sendable, Hashable {

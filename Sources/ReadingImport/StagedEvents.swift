@@ -5,8 +5,9 @@ import ReadingEvents
 /// file: each envelope is written once (its stream name, then the log's own stored value,
 /// ``BinaryEventCodec/encode(_:)``, read back by the log's fast decoder) to a private temporary
 /// file (mode 0600; reading history is personal), and only its event ID, order key and place in
-/// the file stay in memory (40 bytes an event). The file is removed when the last
-/// ``ImportResult`` holding it is released.
+/// the file stay in memory (40 bytes an event). The file is unlinked as soon as it is created
+/// (only its descriptor reaches it) and closed when the last ``ImportResult`` holding it is
+/// released, so no exit, a kill included, leaves it behind.
 ///
 /// `Sendable`: immutable after ``Writer/finish()`` (the file is only read, with `pread`, which
 /// keeps no shared offset).
@@ -29,10 +30,7 @@ final class StagedEvents: Sendable {
         self.url = url; self.descriptor = descriptor; self.entries = entries
     }
 
-    deinit {
-        close(descriptor)
-        unlink(url.path)
-    }
+    deinit { close(descriptor) }
 
     var count: Int { entries.count }
 
@@ -81,12 +79,15 @@ final class StagedEvents: Sendable {
                 .appendingPathComponent("reading-import-staged-\(UUID().uuidString)")
             descriptor = open(url.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if descriptor < 0 { failure = .unreadable(path: url.path, detail: "cannot create the staging file: \(String(cString: strerror(errno)))") }
+            // Unlinked at once: only the descriptor reaches it, so nothing is left behind on any
+            // exit, a killed process included.
+            else { unlink(url.path) }
             buffer.reserveCapacity(1 << 20)
         }
 
         deinit {
-            // Not finished (an import that failed): the file goes.
-            if descriptor >= 0 { close(descriptor); unlink(url.path) }
+            // Not finished (an import that failed).
+            if descriptor >= 0 { close(descriptor) }
         }
 
         func append(_ envelope: EventEnvelope, book: Int, key: Timestamp) {
