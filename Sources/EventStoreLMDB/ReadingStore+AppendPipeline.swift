@@ -290,6 +290,14 @@ extension ReadingStore {
                 held = try log.event(withID: envelope.eventID.uuid, in: txn).map(Self.envelope(of:))
             }
             if let held {
+                // An import of rows an earlier import stored in another zone would place the same
+                // rows again elsewhere (a KOReader day split differently: a second copy of the same
+                // stays); stored events are never rewritten, so the import is refused, naming the zone.
+                if listDecideRefusals, held.timeZone != envelope.timeZone {
+                    throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(ValidationError(
+                        field: "timeZone", rule: .inconsistent,
+                        detail: "these rows were imported before in the zone \(held.timeZone) (event at position \(held.position)), this import places them in \(envelope.timeZone); stored events are never rewritten, so a second copy would stay: import again with the zone \(held.timeZone) (--zone \(held.timeZone)), or import into a new store to place the history in \(envelope.timeZone)")))
+                }
                 // An import keeps what an earlier import of the row stored (a newer export may
                 // describe the row differently: re-imports add only new rows); a host's batch must
                 // not contradict the store.

@@ -38,15 +38,39 @@ extension ReadingStore {
     /// its book's stored history (and the new events before it) by the same decide step as a
     /// command: one that the decide step would reject there, or that would change nothing, is not
     /// appended and is listed in ``ImportOutcome/rejected``.
+    ///
+    /// - Throws: ``ReadingEvents/RecordedEventRejection`` (nothing is written) for an envelope that
+    ///   breaks a rule, and for one whose ID the store holds in another time zone (the same rows
+    ///   imported before under another zone: field `timeZone`, naming the stored zone).
     @discardableResult
     public func importHistory(_ envelopes: [EventEnvelope]) throws -> ImportOutcome {
+        try importHistory(batches: { body in try body(envelopes) })
+    }
+
+    /// Appends an imported history that comes in batches (an `ImportResult`'s `forEachBatch`, so
+    /// a large file is never all in memory): every batch goes through the same append pipeline,
+    /// all inside one write transaction, so the whole history is committed or nothing is, as with
+    /// ``importHistory(_:)``. `batches` calls its argument with each batch in order; it may be
+    /// called more than once (the transaction is run again when the map grows), and must give
+    /// the same batches each time.
+    ///
+    /// - Throws: as ``importHistory(_:)`` (a ``ReadingEvents/RecordedEventRejection``'s index is
+    ///   within its batch), or what `batches` throws; nothing is written then.
+    @discardableResult
+    public func importHistory(batches: (_ body: ([EventEnvelope]) throws -> Void) throws -> Void) throws -> ImportOutcome {
         let outcome = try log.environment.write { txn -> ImportOutcome in
             try catchUpAll(txn)
-            // Lines that carry an origin are events of a replica (an export of a store, `export
-            // --since-vector`): they merge, never refused for this store's state.
-            let result = try append(envelopes, from: .recorded(listDecideRefusals: true), txn)
-            return ImportOutcome(added: result.stored.count, alreadyStored: result.alreadyStored + result.merge.alreadyHeld,
-                                 rejected: result.rejected)
+            var added = 0, alreadyStored = 0
+            var rejected: [ImportOutcome.Rejection] = []
+            try batches { envelopes in
+                // Lines that carry an origin are events of a replica (an export of a store, `export
+                // --since-vector`): they merge, never refused for this store's state.
+                let result = try append(envelopes, from: .recorded(listDecideRefusals: true), txn)
+                added += result.stored.count
+                alreadyStored += result.alreadyStored + result.merge.alreadyHeld
+                rejected += result.rejected
+            }
+            return ImportOutcome(added: added, alreadyStored: alreadyStored, rejected: rejected)
         }
         if outcome.added > 0 { log.notifyObservers() }
         return outcome

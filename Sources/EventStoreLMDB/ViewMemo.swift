@@ -29,6 +29,8 @@ import ReadingEvents
 final class ViewMemo: Sendable {
     /// The most book views kept (and the most reader views).
     let capacity: Int
+    /// The most book views one transaction's session remembers (eight times ``capacity``).
+    var sessionLimit: Int { capacity * 8 }
     private let state: Locked<State>
 
     private struct State {
@@ -185,10 +187,13 @@ final class ViewMemo: Sendable {
         }
 
         /// Notes a book view as it is now stored: read from its records (in summary form) or just
-        /// written.
+        /// written. A transaction that touches more books than ``sessionLimit`` (a large import)
+        /// stops remembering them, so its memory does not grow with the books: the session is
+        /// invalidated (the rest of the transaction reads records, and its commit empties the memo).
         func note(_ view: BookView) {
             guard !isInvalid else { return }
             books[BookKey(reader: view.reader, book: view.book)] = view
+            if books.count > memo.sessionLimit { invalidate() }
         }
 
         /// Notes a reader view as it is now stored: read from its record or just written.

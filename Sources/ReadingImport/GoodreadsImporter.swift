@@ -22,6 +22,7 @@ enum GoodreadsImporter {
         let line = row.line
         let bookID = table.value("Book Id", in: row)
         guard !bookID.isEmpty else { plan.skip("Book Id: empty; a row needs Goodreads' book id", line: line); return }
+        guard plan.isFirstRow(identity: bookID, column: "Book Id", fields: row.fields, line: line) else { return }
         var book = plan.book(identity: "goodreads:\(bookID)", line: line)
         let title = table.value("Title", in: row)
         book.title = title
@@ -33,12 +34,12 @@ enum GoodreadsImporter {
         var isbn: ISBN13?
         let isbnText = unwrapExcelText(table.value("ISBN13", in: row))
         if !isbnText.isEmpty {
-            do { isbn = try ISBN13(isbnText) } catch { plan.warn("ISBN13 \"\(isbnText)\" not kept: \(error)", line: line) }
+            do { isbn = try ISBN13(isbnText) } catch { plan.warn("ISBN13 \(ReportText.quoted(isbnText)) not kept: \(error)", line: line) }
         }
         let pagesText = table.value("Number of Pages", in: row)
         var pages = Int(pagesText)
         if pages == 0 { pages = nil }
-        if !pagesText.isEmpty, pages == nil, pagesText != "0" { plan.warn("Number of Pages \"\(pagesText)\" is not a number; not kept", line: line) }
+        if !pagesText.isEmpty, pages == nil, pagesText != "0" { plan.warn("Number of Pages \(ReportText.quoted(pagesText)) is not a number; not kept", line: line) }
         let publisher = table.value("Publisher", in: row)
         let metadata = BookMetadata(title: title, authors: authors, publisher: publisher.isEmpty ? nil : publisher,
                                     isbn13: isbn, pageCount: pages)
@@ -46,9 +47,9 @@ enum GoodreadsImporter {
         // Dates: local calendar days, never through the machine's zone.
         let addedText = table.value("Date Added", in: row), readText = table.value("Date Read", in: row)
         let added = LocalDays.parse(addedText)
-        if !addedText.isEmpty, added == nil { plan.warn("Date Added \"\(addedText)\" is not a date (YYYY/MM/DD); ignored", line: line) }
+        if !addedText.isEmpty, added == nil { plan.warn("Date Added \(ReportText.quoted(addedText)) is not a date (YYYY/MM/DD); ignored", line: line) }
         var finished = LocalDays.parse(readText)
-        if !readText.isEmpty, finished == nil { plan.warn("Date Read \"\(readText)\" is not a date (YYYY/MM/DD); ignored", line: line) }
+        if !readText.isEmpty, finished == nil { plan.warn("Date Read \(ReportText.quoted(readText)) is not a date (YYYY/MM/DD); ignored", line: line) }
         guard let addedOn = added ?? finished else {
             plan.skip("\(title): Date Added and Date Read are both empty; the book cannot be placed in time", line: line)
             return
@@ -64,10 +65,14 @@ enum GoodreadsImporter {
         default:
             if isDNF { status = .didNotFinish } else {
                 status = .wantToRead
-                plan.warn("\(title): exclusive shelf \"\(shelf)\" is not to-read, currently-reading, read or the did-not-finish shelf \"\(plan.options.didNotFinishShelf)\"; imported as want to read", line: line)
+                plan.warn("\(title): exclusive shelf \(ReportText.quoted(shelf)) is not to-read, currently-reading, read or the did-not-finish shelf \(ReportText.quoted(plan.options.didNotFinishShelf)); imported as want to read", line: line)
             }
         }
-        guard plan.run(.addBook(metadata, status: status), &book, role: "added", at: addedAt, line: line) else { return }
+        // The did-not-finish shelf is a status change of its own (role `status:did-not-finish`), so
+        // a re-import with `--dnf-shelf` naming a shelf an earlier import did not know corrects
+        // the stored book through the decide step instead of meeting the stored `added` event.
+        guard plan.run(.addBook(metadata, status: isDNF ? .wantToRead : status), &book, role: "added", at: addedAt, line: line) else { return }
+        if isDNF { plan.run(.setStatus(.didNotFinish), &book, role: "status:did-not-finish", at: addedAt, line: line) }
 
         if shelf == "read" {
             if finished == nil {
@@ -87,14 +92,14 @@ enum GoodreadsImporter {
                 plan.warn("\(title): read \(readCount) times; the export dates only the last read, so \(readCount - 1) earlier read\(readCount > 2 ? "s were" : " was") not imported", line: line)
             }
         } else if finished != nil, !isDNF {
-            plan.warn("\(title): Date Read \(readText) on a book shelved \"\(shelf)\"; the shelf wins, no finish imported", line: line)
+            plan.warn("\(title): Date Read \(ReportText.quoted(readText)) on a book shelved \(ReportText.quoted(shelf)); the shelf wins, no finish imported", line: line)
         }
 
         let ratingText = table.value("My Rating", in: row)
         if let stars = Double(ratingText), stars > 0 {
             plan.run(.setRating(stars: stars), &book, role: "rating:\(ratingText)", at: plan.noon(of: finished ?? addedOn), line: line)
         } else if !ratingText.isEmpty, Double(ratingText) == nil {
-            plan.warn("My Rating \"\(ratingText)\" is not a number; not kept", line: line)
+            plan.warn("My Rating \(ReportText.quoted(ratingText)) is not a number; not kept", line: line)
         }
         let noteDay = plan.noon(of: finished ?? addedOn)
         for (column, role) in [("My Review", "review"), ("Private Notes", "notes")] {

@@ -7,11 +7,12 @@ import ReadingEvents
 /// let options = ImportOptions(reader: reader, zone: try ZoneID("Asia/Seoul"), importedAt: Timestamp(Date()))
 /// let result = try HistoryImport.read(.goodreads, from: url, options: options)
 /// print(result.report.text)
-/// try store.importHistory(result.envelopes)   // EventStoreLMDB: all or nothing, re-import adds nothing
+/// try store.importHistory(batches: { try result.forEachBatch($0) })   // EventStoreLMDB: all or nothing, re-import adds nothing
 /// ```
 ///
-/// Pure apart from reading the file: the same file and options always give the same envelopes
-/// (event IDs included), whatever the machine's time zone.
+/// Pure apart from reading the file and staging its events in a private temporary file: the same
+/// file and options always give the same envelopes (event IDs included), whatever the machine's
+/// time zone.
 ///
 /// `Sendable`: a namespace without cases.
 public enum HistoryImport {

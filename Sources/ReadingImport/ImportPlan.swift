@@ -11,14 +11,18 @@ import ReadingEvents
 struct ImportPlan {
     let options: ImportOptions
     var report: ImportReport
-    /// Each event with its book's number in source order and its order key (see ``result``).
-    private var made: [(envelope: EventEnvelope, book: Int, key: Timestamp)] = []
+    /// Each event, staged on disk with its book's number in source order and its order key
+    /// (see ``result()``).
+    private let staging: StagedEvents.Writer
     private var lastKey: [BookID: Timestamp] = [:]
     private var bookNumbers: [BookID: Int] = [:]
+    /// The first row of each source identity seen: its line and a hash of its fields.
+    private var firstRows: [String: (line: Int, fields: Int)] = [:]
 
     init(source: ImportSource, options: ImportOptions) {
         self.options = options
         report = ImportReport(source: source)
+        staging = StagedEvents.Writer(in: options.temporaryDirectory)
     }
 
     /// One book being imported: its identity, ID and decide-step state.
@@ -57,7 +61,7 @@ struct ImportPlan {
                 report.eventsByType[envelope.type.tag, default: 0] += 1
                 let key = max(envelope.occurredAt, lastKey[book.id] ?? envelope.occurredAt)
                 lastKey[book.id] = key
-                self.made.append((envelope, number, key))
+                staging.append(envelope, book: number, key: key)
             }
             book.events += made.count
             return true
@@ -74,6 +78,26 @@ struct ImportPlan {
                                   events: book.events))
     }
 
+    /// Whether this row is the first with `identity` (a Goodreads `Book Id` names one book). A
+    /// later row with the same fields is reported and left out (imported once); one with other
+    /// fields is skipped into the report, naming the column and both lines, never merged into the
+    /// first row's book.
+    mutating func isFirstRow(identity: String, column: String, fields: [String], line: Int) -> Bool {
+        var hasher = Hasher()
+        hasher.combine(fields)
+        let hash = hasher.finalize()
+        guard let first = firstRows[identity] else {
+            firstRows[identity] = (line, hash)
+            return true
+        }
+        if first.fields == hash {
+            warn("\(column) \(identity) repeats line \(first.line) exactly; imported once", line: line)
+        } else {
+            skip("\(column): \(identity) is on line \(first.line) already, with other data; this row is not imported (a \(column) names one book: correct or remove one of the rows)", line: line)
+        }
+        return false
+    }
+
     mutating func warn(_ message: String, line: Int?) {
         report.warnings.append(.init(line: line, message: message))
     }
@@ -82,33 +106,33 @@ struct ImportPlan {
         report.skipped.append(.init(line: line, reason: reason))
     }
 
+    /// Reads CSV text as `source`, streaming: refuses it unless the `required` columns are there,
+    /// then imports it row by row with `importRow` as the rows are parsed (no table of rows is
+    /// kept). Progress is reported in lines.
+    static func readCSV(_ text: String, source: ImportSource, describedAs name: String, required: [String],
+                        options: ImportOptions, progress: ImportProgress?,
+                        row importRow: (CSVTable.Row, CSVTable, inout ImportPlan) -> Void) throws(ImportError) -> ImportResult {
+        var plan = ImportPlan(source: source, options: options)
+        try CSVTable.enumerate(text, header: { table throws(ImportError) in
+            guard table.hasColumns(required) else {
+                throw .wrongFormat(source: source,
+                                   expected: "\(name) with the columns \(required.joined(separator: ", ")); found the header \(ReportText.quoted(table.header.joined(separator: ",")))")
+            }
+        }, rows: { table, row, lines in
+            plan.report.rows += 1
+            importRow(row, table, &plan)
+            progress?(row.line, lines)
+        })
+        return try plan.result()
+    }
+
     /// The events in time order across books, each book's own order kept: sorted by the running
     /// latest instant of their book's events so far, then book, then order within the book. So a
     /// history imported from an older snapshot and then a newer one lands in the same log order
     /// (the same positions) as the newer one alone.
-    /// Reads CSV text as `source`: refuses it unless the `required` columns are there, then
-    /// imports it row by row with `importRow`.
-    static func readCSV(_ text: String, source: ImportSource, describedAs name: String, required: [String],
-                        options: ImportOptions, progress: ImportProgress?,
-                        row importRow: (CSVTable.Row, CSVTable, inout ImportPlan) -> Void) throws(ImportError) -> ImportResult {
-        let table = try CSVTable(text: text)
-        guard table.hasColumns(required) else {
-            throw .wrongFormat(source: source,
-                               expected: "\(name) with the columns \(required.joined(separator: ", ")); found \(table.header.prefix(8).joined(separator: ", "))")
-        }
-        var plan = ImportPlan(source: source, options: options)
-        for (index, row) in table.rows.enumerated() {
-            importRow(row, table, &plan)
-            progress?(index + 1, table.rows.count)
-        }
-        return plan.result
-    }
-
-    var result: ImportResult {
-        let ordered = made.enumerated().sorted { a, b in
-            (a.element.key, a.element.book, a.offset) < (b.element.key, b.element.book, b.offset)
-        }
-        return ImportResult(envelopes: ordered.map(\.element.envelope), report: report)
+    func result() throws(ImportError) -> ImportResult {
+        let staged = try staging.finish { a, i, b, j in (a.key, a.book, i) < (b.key, b.book, j) }
+        return ImportResult(staged: staged, report: report)
     }
 
     // MARK: Local dates and instants

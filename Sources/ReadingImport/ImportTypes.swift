@@ -1,3 +1,4 @@
+import Foundation
 import ReadingEvents
 
 /// The apps whose exports can be imported.
@@ -39,6 +40,15 @@ public struct ImportOptions: Sendable, Hashable {
     public var didNotFinishShelf: String
     /// KOReader: a gap between page stays longer than this ends a timed session.
     public var sessionGapSeconds: Int
+    /// KOReader: where the private copy of the database is made (a new directory inside, removed
+    /// on every exit path); nil for the system's temporary directory (`TMPDIR`).
+    public var temporaryDirectory: URL?
+    /// KOReader: the most rows read from `page_stat_data` (and from `book`); a larger file is
+    /// refused with ``ImportError/limitExceeded(_:)``.
+    public var maxRows: Int = 5_000_000
+    /// KOReader: the most seconds SQLite may spend reading the file; past it the import is
+    /// refused with ``ImportError/limitExceeded(_:)``.
+    public var readTimeLimitSeconds: Int = 600
     /// KOReader: the device's clock showed local time while the device was set to UTC, so the
     /// stored instants are local wall-clock times; they are moved back by the zone's offset.
     public var deviceClockIsLocal: Bool
@@ -66,6 +76,8 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
     case database(code: Int32, message: String)
     /// An option is out of range.
     case invalidOption(name: String, detail: String)
+    /// The file is larger than an import reads (rows, time): `detail` names the bound.
+    case limitExceeded(String)
 
     /// One line for people.
     public var description: String {
@@ -75,6 +87,7 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unreadable(let path, let detail): "cannot read \(path): \(detail)"
         case .database(let code, let message): "SQLite error \(code): \(message)"
         case .invalidOption(let name, let detail): "\(name): \(detail)"
+        case .limitExceeded(let detail): "\(detail); nothing was imported"
         }
     }
 }
@@ -116,6 +129,8 @@ public struct ImportReport: Sendable, Hashable, Codable {
 
     /// The source.
     public var source: ImportSource
+    /// Rows of the source read: CSV data rows, KOReader `page_stat_data` rows.
+    public var rows = 0
     /// Every book imported, in source order.
     public var books: [Book] = []
     /// Events produced, by type tag.
@@ -131,25 +146,70 @@ public struct ImportReport: Sendable, Hashable, Codable {
     /// All events produced.
     public var eventCount: Int { eventsByType.values.reduce(0, +) }
 
-    /// A short text report: a line of counts, then events by type, skipped rows and warnings.
+    /// Rows not imported, counted as rows (a row several of whose events were refused is one).
+    public var skippedRows: Int { Set(skipped.map(\.line)).count }
+
+    /// A short text report: a line of counts, then events by type, skipped rows and warnings, with
+    /// text from the file escaped for a terminal (``ReportText/printable(_:)``).
     public var text: String {
-        var lines = ["\(source.rawValue): \(books.count) books, \(eventCount) events, \(skipped.count) rows skipped, \(warnings.count) warnings"]
+        var lines = ["\(source.rawValue): \(books.count) books, \(eventCount) events, \(skippedRows) rows skipped, \(warnings.count) warnings"]
         for (type, count) in eventsByType.sorted(by: { $0.key < $1.key }) { lines.append("  \(type): \(count)") }
-        for row in skipped { lines.append("  skipped \(source == .koreader ? "rowid" : "line") \(row.line): \(row.reason)") }
-        for warning in warnings { lines.append("  warning\(warning.line.map { " line \($0)" } ?? ""): \(warning.message)") }
+        for row in skipped { lines.append("  skipped \(source == .koreader ? "rowid" : "line") \(row.line): \(ReportText.printable(row.reason))") }
+        for warning in warnings { lines.append("  warning\(warning.line.map { " line \($0)" } ?? ""): \(ReportText.printable(warning.message))") }
         return lines.joined(separator: "\n")
     }
 }
 
 /// The result of reading a source: the events, in the order to append them, and the report.
 ///
-/// `Sendable`: a value type.
+/// The events are staged in a private temporary file while the source is read, so memory does
+/// not grow with the file; ``forEachBatch(of:_:)`` reads them back a batch at a time (what
+/// `ReadingStore.importHistory(batches:)` takes), ``envelopes`` all at once. The file has no name
+/// (unlinked when created) and is closed when the last copy of the result is released.
+///
+/// `Sendable`: the report is a value and the staged events are immutable.
 public struct ImportResult: Sendable, Hashable {
-    /// Validated envelopes for the reader: each book's events in the order the decide step
-    /// accepted them, with deterministic event IDs.
-    public var envelopes: [EventEnvelope]
+    private let staged: StagedEvents
     /// What was found, skipped and warned about.
     public var report: ImportReport
+
+    init(staged: StagedEvents, report: ImportReport) {
+        self.staged = staged
+        self.report = report
+    }
+
+    /// How many events there are.
+    public var eventCount: Int { staged.count }
+
+    /// Validated envelopes for the reader, all in memory: each book's events in the order the
+    /// decide step accepted them, with deterministic event IDs. For a large file, prefer
+    /// ``forEachBatch(of:_:)``.
+    ///
+    /// - Throws: ``ImportError/unreadable(path:detail:)`` when the staged events cannot be read back.
+    public var envelopes: [EventEnvelope] {
+        get throws {
+            var all: [EventEnvelope] = []
+            all.reserveCapacity(staged.count)
+            try staged.forEachBatch(of: 4_096) { all += $0 }
+            return all
+        }
+    }
+
+    /// Calls `body` with the envelopes in order, at most `size` at a time.
+    public func forEachBatch(of size: Int = 4_096, _ body: ([EventEnvelope]) throws -> Void) throws {
+        try staged.forEachBatch(of: max(1, size), body)
+    }
+
+    /// Results are equal when their reports and their events are.
+    public static func == (a: ImportResult, b: ImportResult) -> Bool {
+        a.report == b.report && (try? a.envelopes) == (try? b.envelopes)
+    }
+
+    /// Hashes the report and the event count.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(report)
+        hasher.combine(staged.count)
+    }
 }
 
 /// Progress of a long import: rows done of all rows.

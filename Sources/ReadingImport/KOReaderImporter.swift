@@ -14,6 +14,8 @@ import ReadingEvents
 ///   read on it (KOReader's daily figure), once per (session, day, time-of-day bucket), so turning
 ///   back or jumping ahead never over-counts. The position is the running sum, capped at the
 ///   page count (reported when the cap takes pages off).
+/// - Every stay's seconds count, as KOReader counts them: a stay on page 0 (the cover) credits no
+///   page, a stay past its `total_pages` credits at most the last page (both reported).
 enum KOReaderImporter {
     static let bookColumns: Set<String> = ["id", "title", "authors", "pages", "md5"]
     static let statColumns: Set<String> = ["id_book", "page", "start_time", "duration", "total_pages"]
@@ -33,12 +35,13 @@ enum KOReaderImporter {
         guard (1...86_400).contains(options.sessionGapSeconds) else {
             throw .invalidOption(name: "sessionGapSeconds", detail: "\(options.sessionGapSeconds) is outside 1 ... 86400")
         }
-        let db = try SQLiteReader(copying: url)
-        let expected = "a KOReader statistics database with the tables book(\(bookColumns.sorted().joined(separator: ", "))) and page_stat_data(\(statColumns.sorted().joined(separator: ", ")))"
+        let db = try SQLiteReader(copying: url, into: options.temporaryDirectory)
+        let expected = "a KOReader statistics database with the tables (not views) book(\(bookColumns.sorted().joined(separator: ", "))) and page_stat_data(\(statColumns.sorted().joined(separator: ", ")))"
         let haveBook: Set<String>, haveStats: Set<String>
         do {
-            haveBook = try db.columns(of: "book")
-            haveStats = try db.columns(of: "page_stat_data")
+            // Only real tables are read: a view (which could run for ever) is not KOReader's schema.
+            haveBook = try db.tableColumns(of: "book") ?? []
+            haveStats = try db.tableColumns(of: "page_stat_data") ?? []
         } catch {
             // SQLITE_NOTADB (26) and friends: not an SQLite file at all.
             throw .wrongFormat(source: .koreader, expected: "\(expected) (\(error))")
@@ -47,10 +50,19 @@ enum KOReaderImporter {
             throw .wrongFormat(source: .koreader, expected: expected)
         }
         let lastOpen = haveBook.contains("last_open") ? "last_open" : "NULL"
+        db.limitTime(seconds: options.readTimeLimitSeconds)
+        var rowsRead = 0
+        func count(_ table: String) throws(ImportError) {
+            rowsRead += 1
+            guard rowsRead <= options.maxRows else {
+                throw .limitExceeded("\(table) has more rows than an import reads (\(options.maxRows) rows of book and page_stat_data)")
+            }
+        }
 
         struct BookRow { var id: Int64; var title: String; var authors: String; var pages: Int?; var md5: String; var lastOpen: Int64? }
         var books: [BookRow] = []
         try db.query("SELECT id, title, authors, pages, md5, \(lastOpen) FROM book ORDER BY id") { row throws(ImportError) in
+            try count("book")
             guard let id = row[0].int else { return }
             books.append(BookRow(id: id, title: row[1].string ?? "", authors: row[2].string ?? "",
                                  pages: row[3].int.map { Int(clamping: $0) }, md5: row[4].string ?? "", lastOpen: row[5].int))
@@ -59,18 +71,17 @@ enum KOReaderImporter {
         var stays: [Int64: [Stay]] = [:]
         var total = 0
         try db.query("SELECT rowid, id_book, page, start_time, duration, total_pages FROM page_stat_data ORDER BY id_book, start_time, page") { row throws(ImportError) in
+            try count("page_stat_data")
+            plan.report.rows += 1
             let rowid = Int(row[0].int ?? 0)
             guard let book = row[1].int, let page = row[2].int, let start = row[3].int, let duration = row[4].int,
                   let totalPages = row[5].int else {
                 plan.skip("page_stat_data rowid \(rowid): a NULL or non-numeric value in id_book, page, start_time, duration or total_pages", line: rowid)
                 return
             }
-            guard totalPages >= 1, totalPages <= Int64(BookMetadata.maxPageCount) else {
-                plan.skip("total_pages: \(totalPages) is outside 1 ... \(BookMetadata.maxPageCount) (rowid \(rowid))", line: rowid); return
-            }
-            guard page >= 1, page <= totalPages else {
-                plan.skip("page: \(page) is outside 1 ... total_pages \(totalPages) (rowid \(rowid); page 0 is the cover or an unpaged position)", line: rowid); return
-            }
+            // A stay on page 0 (the cover, an unpaged position), past total_pages, or with a
+            // total_pages out of range is still reading time KOReader counts: kept for its seconds,
+            // credited no page (or, past the end, the last page; see `creditedPages`).
             guard duration >= 0, duration <= Int64(86_400) else {
                 plan.skip("duration: \(duration) s is outside 0 ... 86400 (rowid \(rowid))", line: rowid); return
             }
@@ -84,8 +95,8 @@ enum KOReaderImporter {
                 let guess = start - Int64(options.zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(start))))
                 instant = start - Int64(options.zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(guess))))
             }
-            stays[book, default: []].append(Stay(rowid: rowid, page: Int(page), rawStart: start, start: instant,
-                                                 duration: duration, totalPages: Int(totalPages)))
+            stays[book, default: []].append(Stay(rowid: rowid, page: Int(clamping: page), rawStart: start, start: instant,
+                                                 duration: duration, totalPages: Int(clamping: totalPages)))
             total += 1
         }
         let known = Set(books.map(\.id))
@@ -99,7 +110,7 @@ enum KOReaderImporter {
             done += rows.count
             progress?(done, total)
         }
-        return plan.result
+        return try plan.result()
     }
 
     private static func importBook(_ title: String, authors: String, pages: Int?, md5: String, lastOpen: Int64?,
@@ -114,7 +125,7 @@ enum KOReaderImporter {
         var book = plan.book(identity: identity, line: stays.first?.rowid)
         book.title = title
         var pageCount = pages.flatMap { $0 > 0 ? $0 : nil }
-        if pageCount == nil, let latest = stays.last?.totalPages {
+        if pageCount == nil, let latest = stays.last(where: { (1...BookMetadata.maxPageCount).contains($0.totalPages) })?.totalPages {
             pageCount = latest
             plan.warn("\(title): the book table has no page count; used total_pages \(latest) of its latest page stay", line: nil)
         }
@@ -133,8 +144,8 @@ enum KOReaderImporter {
 
         let zone = plan.options.zone
         let gap = Int64(plan.options.sessionGapSeconds)
-        var seenByDay: [LocalDate: Set<Int>] = [:]
-        var position = 0, capped = 0, clipped = 0
+        var seenByDay: [LocalDate: PageRanges] = [:]
+        var position = 0, capped = 0, clipped = 0, unpaged = 0, pastEnd = 0
         var index = 0
         while index < stays.count {
             // One session: stays until a long gap or 24 h of reading.
@@ -168,13 +179,15 @@ enum KOReaderImporter {
                 }
                 runningUntil = stay.end
                 seconds += stay.duration
-                // KOReader's rescaling of a page after a layout change (its page_stat view).
-                let firstPage = ((stay.page - 1) * n) / stay.totalPages + 1
-                let lastPage = max(firstPage, (stay.page * n) / stay.totalPages)
                 let local = LocalDays.local(stays[k].start, in: zone)
                 let key = (local.day, local.hour / 6)
                 var fresh = 0
-                for p in firstPage...lastPage where seenByDay[local.day, default: []].insert(p).inserted { fresh += 1 }
+                switch creditedPages(stay, of: n) {
+                case .none: unpaged += 1
+                case .pages(let pages, let past):
+                    if past { pastEnd += 1 }
+                    fresh = seenByDay[local.day, default: PageRanges()].insert(pages)
+                }
                 credit += fresh
                 let next = k + 1 < end ? LocalDays.local(stays[k + 1].start, in: zone) : nil
                 if next == nil || next!.day != key.0 || next!.hour / 6 != key.1 {
@@ -194,10 +207,59 @@ enum KOReaderImporter {
         if capped > 0 {
             plan.warn("\(title): \(capped) pages read again on later days go beyond the book's \(n) pages; not credited", line: nil)
         }
+        if unpaged > 0 {
+            plan.warn("\(title): \(unpaged) page stays on page 0 (the cover) or with no usable total_pages; their seconds are counted, no page is credited", line: nil)
+        }
+        if pastEnd > 0 {
+            plan.warn("\(title): \(pastEnd) page stays past the book's total_pages; their seconds are counted, the page credit is capped at the last page", line: nil)
+        }
         if clipped > 0 {
             plan.warn("\(title): \(clipped) page stays overlapped the one before; the overlap was counted once", line: nil)
         }
         plan.finish(book)
+    }
+
+    /// The distinct pages read on a day, as sorted disjoint ranges: memory grows with the stays,
+    /// not with the pages a rescaled stay covers (one stay of a 1-page layout is all of a
+    /// 100,000-page book).
+    struct PageRanges {
+        private var ranges: [ClosedRange<Int>] = []
+
+        /// Adds `pages`; returns how many of them were not there yet.
+        mutating func insert(_ pages: ClosedRange<Int>) -> Int {
+            var lower = pages.lowerBound, upper = pages.upperBound
+            var covered = 0
+            // The ranges that overlap or touch `pages` merge into one.
+            let first = ranges.firstIndex { $0.upperBound >= lower - 1 } ?? ranges.endIndex
+            var last = first
+            while last < ranges.endIndex, ranges[last].lowerBound <= upper + 1 {
+                let r = ranges[last]
+                covered += max(0, min(r.upperBound, pages.upperBound) - max(r.lowerBound, pages.lowerBound) + 1)
+                lower = min(lower, r.lowerBound); upper = max(upper, r.upperBound)
+                last += 1
+            }
+            ranges.replaceSubrange(first..<last, with: [lower...upper])
+            return pages.count - covered
+        }
+    }
+
+    /// The pages a stay credits.
+    enum Credit: Equatable {
+        /// None: page 0 (the cover or an unpaged position) or a total_pages outside 1 ... the limit.
+        case none
+        /// These pages of the book's `n`; `past` when the stay's page was past its total_pages
+        /// (then it counts as the last page).
+        case pages(ClosedRange<Int>, past: Bool)
+    }
+
+    /// KOReader's rescaling of a stay's page after a layout change (its `page_stat` view): page p of
+    /// t becomes the pages ((p-1)·n)/t+1 … max(that, (p·n)/t) of n; a page past t counts as page t.
+    static func creditedPages(_ stay: Stay, of n: Int) -> Credit {
+        let t = stay.totalPages
+        guard stay.page >= 1, (1...BookMetadata.maxPageCount).contains(t) else { return .none }
+        let page = min(stay.page, t)
+        let firstPage = ((page - 1) * n) / t + 1
+        return .pages(firstPage...max(firstPage, (page * n) / t), past: stay.page > t)
     }
 
     private static func at(_ seconds: Int64) -> Timestamp { Timestamp(microseconds: seconds * 1_000_000) }

@@ -11,17 +11,31 @@ import Foundation
 final class SQLiteReader {
     private var db: OpaquePointer?
     private let directory: URL
+    /// The deadline the progress handler checks (kept alive as long as the connection).
+    private var deadline: Deadline?
 
-    init(copying url: URL) throws(ImportError) {
+    /// A point in time for the C progress handler, which gets it through a raw pointer.
+    final class Deadline {
+        let end: ContinuousClock.Instant
+        init(_ end: ContinuousClock.Instant) { self.end = end }
+    }
+
+    /// The copy is made only of a regular file (symbolic links followed): a directory, a device,
+    /// a FIFO or a socket is refused before anything is copied, and so is a `-wal` beside it
+    /// that is not a regular file.
+    init(copying url: URL, into temporaryDirectory: URL? = nil) throws(ImportError) {
         let fm = FileManager.default
-        guard fm.fileExists(atPath: url.path) else { throw .unreadable(path: url.path, detail: "no such file") }
-        directory = fm.temporaryDirectory.appendingPathComponent("reading-import-\(UUID().uuidString)")
+        try Self.requireRegularFile(url.path, named: url.path)
+        let walPath = url.path + "-wal"
+        var walInfo = stat()
+        let hasWAL = lstat(walPath, &walInfo) == 0
+        if hasWAL { try Self.requireRegularFile(walPath, named: url.path) }
+        directory = (temporaryDirectory ?? fm.temporaryDirectory).appendingPathComponent("reading-import-\(UUID().uuidString)")
         let copy = directory.appendingPathComponent("statistics.sqlite3")
         do {
             try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try fm.copyItem(at: url, to: copy)
-            let wal = URL(fileURLWithPath: url.path + "-wal")
-            if fm.fileExists(atPath: wal.path) { try fm.copyItem(at: wal, to: URL(fileURLWithPath: copy.path + "-wal")) }
+            if hasWAL { try fm.copyItem(at: URL(fileURLWithPath: walPath), to: URL(fileURLWithPath: copy.path + "-wal")) }
         } catch {
             try? fm.removeItem(at: directory)
             throw .unreadable(path: url.path, detail: "could not make a private copy: \(error.localizedDescription)")
@@ -37,9 +51,58 @@ final class SQLiteReader {
         }
     }
 
-    deinit {
-        sqlite3_close(db)
+    deinit { close() }
+
+    /// Closes the connection and removes the private copy (also done when the reader is
+    /// released, so every exit path, a thrown error included, removes it).
+    func close() {
+        if let db { sqlite3_progress_handler(db, 0, nil, nil) }
+        sqlite3_close(db); db = nil
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func requireRegularFile(_ path: String, named original: String) throws(ImportError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw .unreadable(path: path, detail: errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
+        }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: kind = "a directory"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFIFO: kind = "a FIFO (named pipe)"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw .unreadable(path: original, detail: "\(path == original ? "it" : path) is \(kind), not a statistics.sqlite3 file; nothing was copied")
+    }
+
+    /// Interrupts every statement that runs past `seconds` from now (SQLite's progress handler,
+    /// checked every 1,000 virtual machine instructions); the statement then fails with
+    /// ``ImportError/limitExceeded(_:)``.
+    func limitTime(seconds: Int) {
+        let box = Deadline(ContinuousClock.now + .seconds(seconds))
+        deadline = box
+        sqlite3_progress_handler(db, 1_000, { context in
+            guard let context else { return 0 }
+            let deadline = Unmanaged<Deadline>.fromOpaque(context).takeUnretainedValue()
+            return ContinuousClock.now >= deadline.end ? 1 : 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+        timeLimit = seconds
+    }
+
+    private var timeLimit: Int?
+
+    /// The columns of `name` when it is a real table (`sqlite_master` type `table`); nil for a
+    /// view, a missing table or anything else, whose rows are not read.
+    func tableColumns(of name: String) throws(ImportError) -> Set<String>? {
+        var isTable = false
+        try query("SELECT type FROM sqlite_master WHERE name = '\(name)'") { row throws(ImportError) in
+            if row.first?.string == "table" { isTable = true }
+        }
+        return isTable ? try columns(of: name) : nil
     }
 
     /// A column value as SQLite stored it.
@@ -98,6 +161,9 @@ final class SQLiteReader {
     }
 
     private func error(_ code: Int32) -> ImportError {
-        .database(code: code, message: db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection")
+        if code == SQLITE_INTERRUPT, let timeLimit {
+            return .limitExceeded("reading the database took longer than \(timeLimit) s (the time limit of an import)")
+        }
+        return .database(code: code, message: db.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection")
     }
 }

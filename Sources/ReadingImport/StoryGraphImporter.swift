@@ -28,7 +28,7 @@ enum StoryGraphImporter {
         var isbn: ISBN13?
         if !uid.isEmpty {
             if let valid = try? ISBN13(uid) { isbn = valid } else {
-                plan.warn("\(title): ISBN/UID \"\(uid)\" is not an ISBN-13; kept as the book's identity only", line: line)
+                plan.warn("\(title): ISBN/UID \(ReportText.quoted(uid)) is not an ISBN-13; kept as the book's identity only", line: line)
             }
         }
         let identity = uid.isEmpty ? "title:\(title.lowercased())|authors:\(authors.lowercased())" : "uid:\(uid)"
@@ -45,13 +45,13 @@ enum StoryGraphImporter {
             if ends.count == 2, ends[0].contains("/") || ends[0].isEmpty, ends[1].contains("/") || ends[1].isEmpty {
                 range = Range(start: LocalDays.parse(ends[0]), end: LocalDays.parse(ends[1]))
                 if (!ends[0].isEmpty && range.start == nil) || (!ends[1].isEmpty && range.end == nil) {
-                    plan.warn("\(title): Dates Read range \"\(piece)\" has a date that is not YYYY/MM/DD; range skipped", line: line)
+                    plan.warn("\(title): Dates Read range \(ReportText.quoted(piece)) has a date that is not YYYY/MM/DD; range skipped", line: line)
                     continue
                 }
             } else if let day = LocalDays.parse(piece) {
                 range = Range(start: nil, end: day)
             } else {
-                plan.warn("\(title): Dates Read \"\(piece)\" is not a date or a range of dates; skipped", line: line)
+                plan.warn("\(title): Dates Read \(ReportText.quoted(piece)) is not a date or a range of dates; skipped", line: line)
                 continue
             }
             if let s = range.start, let e = range.end, s > e {
@@ -66,7 +66,7 @@ enum StoryGraphImporter {
         let status = table.value("Read Status", in: row).lowercased()
         let known = ["to-read", "currently-reading", "read", "did-not-finish"]
         guard known.contains(status) else {
-            plan.skip("Read Status: \"\(status)\" is not one of \(known.joined(separator: ", "))", line: line)
+            plan.skip("Read Status: \(ReportText.quoted(status)) is not one of \(known.joined(separator: ", "))", line: line)
             return
         }
         if ranges.isEmpty, status == "read", let lastRead { ranges = [Range(start: nil, end: lastRead)] }
@@ -124,7 +124,7 @@ enum StoryGraphImporter {
             if let stars = Double(ratingText), stars > 0 {
                 plan.run(.setRating(stars: stars), &book, role: "rating:\(ratingText)", at: plan.noon(of: lastDay), line: line)
             } else if Double(ratingText) == nil {
-                plan.warn("\(title): Star Rating \"\(ratingText)\" is not a number; not kept", line: line)
+                plan.warn("\(title): Star Rating \(ReportText.quoted(ratingText)) is not a number; not kept", line: line)
             }
         }
         let review = table.rawValue("Review", in: row)

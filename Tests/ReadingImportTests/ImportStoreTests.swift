@@ -21,7 +21,7 @@ import Testing
         var total = 0
         for result in results {
             let first = try store.importHistory(result.envelopes)
-            #expect(first.added == result.envelopes.count)
+            #expect(try first.added == result.envelopes.count)
             total += first.added
         }
         let digest = try store.viewDigest(), last = try store.lastPosition()
@@ -34,7 +34,7 @@ import Testing
                 : result
             let second = try store.importHistory(again.envelopes)
             #expect(second.added == 0)
-            #expect(second.alreadyStored == again.envelopes.count)
+            #expect(try second.alreadyStored == again.envelopes.count)
         }
         #expect(try store.viewDigest() == digest)
         #expect(try store.lastPosition() == last)
@@ -84,5 +84,62 @@ import Testing
         let klara = try Fixtures.book(moved, "Klara and the Sun")
         let view = try #require(try store.withViews { try $0.bookView(reader: Fixtures.reader, book: klara.book) })
         #expect(view.finishes == [Fixtures.day("2021-04-20")])
+    }
+
+    /// Issue 26: a re-import under a corrected zone never keeps a second copy of the same rows:
+    /// refused whole, naming the earlier zone and how to import again (KOReader, whose days split
+    /// differently in another zone, and Goodreads, whose dates are placed at noon there).
+    @Test(arguments: [ImportSource.koreader, .goodreads])
+    func aReImportUnderAnotherZoneIsRefusedNamingTheEarlierZone(source: ImportSource) throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let file = source == .koreader ? dir.child("k.sqlite3") : Fixtures.url("goodreads-24.csv")
+        if source == .koreader { try KOReaderFixture.standard(at: file.path).close() }
+        let store = try ReadingStore.open(at: dir.child("store"))
+        try store.importHistory(HistoryImport.read(source, from: file, options: Fixtures.options()).envelopes)
+        let digest = try store.viewDigest(), last = try store.lastPosition()
+        for zone in ["UTC", "America/Argentina/Buenos_Aires"] {
+            let other = try HistoryImport.read(source, from: file, options: Fixtures.options(zone: try ZoneID(zone)))
+            #expect {
+                try store.importHistory(other.envelopes)
+            } throws: { error in
+                guard let rejection = error as? RecordedEventRejection, case .invalid(let invalid) = rejection.reason else { return false }
+                return invalid.field == "timeZone" && invalid.detail.contains("--zone Asia/Seoul") && invalid.detail.contains(zone)
+            }
+            #expect(try store.lastPosition() == last)
+            #expect(try store.viewDigest() == digest)
+        }
+        // The same zone again adds nothing and is not refused.
+        #expect(try store.importHistory(HistoryImport.read(source, from: file, options: Fixtures.options()).envelopes).added == 0)
+    }
+
+    /// Issue 26: the warning says to name the did-not-finish shelf with --dnf-shelf; re-importing
+    /// with it corrects the stored status (a status change through the decide step), once.
+    @Test func aReImportWithTheDidNotFinishShelfNamedCorrectsTheStatus() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let text = """
+            Book Id,Title,Author,Exclusive Shelf,Date Read,Date Added
+            7,Abandoned,A. Writer,wont-finish,,2024/03/01
+            8,Kept,B. Writer,to-read,,2024/03/02
+
+            """
+        let store = try ReadingStore.open(at: dir.child("store"))
+        let first = try HistoryImport.read(.goodreads, csv: text, options: Fixtures.options())
+        #expect(first.report.warnings.contains { $0.message.contains("wont-finish") })
+        try store.importHistory(first.envelopes)
+        let book = try Fixtures.book(first, "Abandoned").book
+        func status() throws -> ReadingStatus? { try store.withViews { try $0.bookView(reader: Fixtures.reader, book: book) }?.status }
+        #expect(try status() == .wantToRead)
+        var options = Fixtures.options(); options.didNotFinishShelf = "wont-finish"
+        let mapped = try HistoryImport.read(.goodreads, csv: text, options: options)
+        let outcome = try store.importHistory(mapped.envelopes)
+        #expect(outcome.added == 1)
+        #expect(outcome.rejected.isEmpty)
+        #expect(try status() == .didNotFinish)
+        // Imported fresh with the mapping: the same status; importing it again adds nothing.
+        let fresh = try ReadingStore.open(at: dir.child("fresh"))
+        try fresh.importHistory(mapped.envelopes)
+        #expect(try fresh.withViews { try $0.bookView(reader: Fixtures.reader, book: book) }?.status == .didNotFinish)
+        #expect(try store.importHistory(mapped.envelopes).added == 0)
+        #expect(try store.rebuild().digest == store.viewDigest())
     }
 }

@@ -28,8 +28,8 @@ enum Fixtures {
     }
 
     /// The events of one book, in order.
-    static func events(_ result: ImportResult, of book: BookID) -> [ReadingEvent] {
-        result.envelopes.filter { $0.event.book == book }.map(\.event)
+    static func events(_ result: ImportResult, of book: BookID) throws -> [ReadingEvent] {
+        try result.envelopes.filter { $0.event.book == book }.map(\.event)
     }
 }
 
@@ -173,8 +173,9 @@ final class KOReaderFixture {
 
     /// KOReader's own daily figures, by its own SQL (`getDatesFromAll` in the statistics plugin):
     /// distinct (book, page) per local day through the `page_stat` view, and the stays' seconds per
-    /// local day; with Seoul's fixed +9 h instead of the machine's `localtime`. Page 0 (no page)
-    /// is left out, as the importer leaves it out.
+    /// local day; with a fixed offset instead of the machine's `localtime`. Every stay's seconds
+    /// count, as KOReader counts them (page 0 and pages past total_pages included); page 0 is
+    /// not a page, so it is left out of the page count.
     func dailyFigures(offsetSeconds: Int) throws -> [String: (pages: Int, seconds: Int)] {
         var result: [String: (pages: Int, seconds: Int)] = [:]
         var statement: OpaquePointer?
@@ -191,7 +192,7 @@ final class KOReaderFixture {
         sqlite3_finalize(statement)
         let minutes = """
             SELECT strftime('%Y-%m-%d', start_time + \(offsetSeconds), 'unixepoch') AS dates, sum(duration)
-            FROM page_stat_data WHERE page >= 1 GROUP BY dates
+            FROM page_stat_data GROUP BY dates
             """
         try #require(sqlite3_prepare_v2(db, minutes, -1, &statement, nil) == SQLITE_OK)
         while sqlite3_step(statement) == SQLITE_ROW {

@@ -32,12 +32,13 @@ import Testing
         #expect(expected["2026-03-01"]!.pages > 0)
 
         let report = result.report
-        // Six sessions (gaps over 5 minutes), one pause inside the 07:30 session.
+        // Six sessions (gaps over 5 minutes), one pause inside the 07:30 session and one between
+        // the page-0 stay and page 81 of the 09:00 session.
         #expect(report.eventsByType["SessionStarted"] == 6)
         #expect(report.eventsByType["SessionFinished"] == 6)
-        #expect(report.eventsByType["SessionPaused"] == 1)
-        #expect(report.skipped.count == 1)
-        #expect(report.skipped.first?.reason.contains("page: 0") == true)
+        #expect(report.eventsByType["SessionPaused"] == 2)
+        #expect(report.skipped.isEmpty)
+        #expect(report.warnings.contains { $0.message.contains("1 page stays on page 0") })
         let neverOpened = try Fixtures.book(result, "Never Opened Past The Cover")
         #expect(neverOpened.status == .wantToRead)
         #expect(report.warnings.contains { $0.message.contains("no page stays") })
@@ -50,6 +51,49 @@ import Testing
         #expect(detail.view.metadata.pageCount == 200)
         #expect(detail.view.entries.allSatisfy { $0.position <= 200 })
         #expect(report.warnings.allSatisfy { !$0.message.contains("not credited") })
+    }
+
+    /// Issue 26: time on page 0 (the cover) and past the book's total_pages is reading time
+    /// KOReader counts. A day with only such stays is a reading day with KOReader's seconds; a
+    /// stay past the end credits at most the last page.
+    @Test(arguments: ["Asia/Seoul", "UTC", "America/Argentina/Buenos_Aires"])
+    func secondsOnPageZeroAndPastTheLastPageAreKeptAsKOReaderSumsThem(zoneName: String) throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let zone = try ZoneID(zoneName)
+        let fixture = try KOReaderFixture(path: dir.child("s.sqlite3").path)
+        try fixture.addBook(id: 1, title: "Covers", authors: "A", pages: 100, md5: "c0", lastOpen: KOReaderFixture.day0)
+        var random = SplitMix64(seed: 26)
+        var stays: [KOReaderFixture.Stay] = []
+        let offset = zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(KOReaderFixture.day0)))
+        let midnight = KOReaderFixture.day0 + 9 * 3600 - Int64(offset)   // 2026-03-01 00:00 in the zone
+        for day in 0..<6 {
+            // From 01:00 ... 14:00 for at most about 4.5 hours: no stay crosses local midnight.
+            var t = midnight + Int64(day) * 86_400 + Int64(1 + random.next() % 14) * 3600
+            for _ in 0..<(3 + Int(random.next() % 10)) {
+                let roll = random.next() % 4
+                // Day 2 is all cover time; otherwise a mix of page 0, pages past 100 and pages.
+                let page = day == 2 || roll == 0 ? 0 : roll == 1 ? 101 + Int(random.next() % 30) : 1 + Int(random.next() % 100)
+                let duration = 20 + Int(random.next() % 400)
+                stays.append(.init(book: 1, page: page, start: t, duration: duration, totalPages: 100))
+                t += Int64(duration) + Int64(random.next() % 900)
+            }
+        }
+        try fixture.insert(stays)
+        let expected = try fixture.dailyFigures(offsetSeconds: offset)
+        fixture.close()
+        let result = try read(dir.child("s.sqlite3"), Fixtures.options(zone: zone))
+        #expect(result.report.skipped.isEmpty)
+        let store = try store(at: dir.child("store"), importing: result.envelopes)
+        let days = try store.withViews { try $0.dailyPages(reader: Fixtures.reader, in: Fixtures.day("2026-02-25")...Fixtures.day("2026-03-10")) }
+        let actual = Dictionary(uniqueKeysWithValues: days.filter { $0.total.isReadingDay }.map { ($0.day.description, $0.total) })
+        #expect(Set(actual.keys) == Set(expected.keys))
+        for (day, figure) in expected {
+            #expect(actual[day]?.seconds == figure.seconds, "seconds on \(day) in \(zoneName)")
+            // KOReader's view counts a page past the end as its own page; the import credits at most the last page.
+            #expect((actual[day]?.pages ?? 0) <= figure.pages, "pages on \(day)")
+        }
+        #expect(actual.values.allSatisfy { $0.pages <= 100 })
+        #expect(result.report.warnings.contains { $0.message.contains("past the book's total_pages") })
     }
 
     @Test func aWALModeFileIsReadCompletelyAndLeftByteForByteAsItWas() throws {
@@ -71,7 +115,7 @@ import Testing
         let fromWAL = try read(copied.appendingPathComponent("statistics.sqlite3"))
         #expect(try files(in: copied) == before)   // nothing written, no -shm created
         let fromPlain = try read(dir.child("plain.sqlite3"))
-        #expect(fromWAL.envelopes == fromPlain.envelopes)
+        #expect(try fromWAL.envelopes == fromPlain.envelopes)
         #expect(fromWAL.report.eventsByType["PagesRead"] ?? 0 > 0)
     }
 
@@ -81,7 +125,7 @@ import Testing
         try KOReaderFixture.standard(at: dir.child("early.sqlite3").path, before: cut).close()
         try KOReaderFixture.standard(at: dir.child("full.sqlite3").path).close()
         let early = try read(dir.child("early.sqlite3")), full = try read(dir.child("full.sqlite3"))
-        #expect(early.envelopes.count < full.envelopes.count)
+        #expect(try early.envelopes.count < full.envelopes.count)
         let twoSteps = try store(at: dir.child("a"), importing: early.envelopes, full.envelopes)
         let oneStep = try store(at: dir.child("b"), importing: full.envelopes)
         #expect(try twoSteps.viewDigest() == oneStep.viewDigest())
@@ -119,7 +163,7 @@ import Testing
         try fixture.insert(stays)
         fixture.close()
         let result = try read(dir.child("s.sqlite3"))
-        let positions = result.envelopes.compactMap { if case .pagesRead(let p) = $0.event { p.position } else { nil } }
+        let positions = try result.envelopes.compactMap { if case .pagesRead(let p) = $0.event { p.position } else { nil } }
         #expect(positions == [10])
         #expect(result.report.warnings.contains { $0.message.contains("10 pages read again") })
     }
@@ -136,7 +180,66 @@ import Testing
         let start = try #require(shifted.envelopes.first { if case .sessionStarted = $0.event { true } else { false } })
         #expect(start.occurredAt.seconds == wall - 9 * 3600)
         let plain = try read(dir.child("s.sqlite3"))
-        #expect(plain.envelopes.first { if case .sessionStarted = $0.event { true } else { false } }?.occurredAt.seconds == wall)
+        #expect(try plain.envelopes.first { if case .sessionStarted = $0.event { true } else { false } }?.occurredAt.seconds == wall)
+    }
+
+    /// Issue 26: a directory or a device is refused before anything is copied.
+    @Test func aDirectoryOrADeviceIsRefusedBeforeAnythingIsCopied() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let folder = dir.child("statistics.sqlite3")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(count: 1 << 20).write(to: folder.appendingPathComponent("big"))
+        var options = Fixtures.options(); options.temporaryDirectory = dir.child("tmp")
+        try FileManager.default.createDirectory(at: dir.child("tmp"), withIntermediateDirectories: true)
+        for (url, kind) in [(folder, "a directory"), (URL(fileURLWithPath: "/dev/null"), "a character device")] {
+            #expect {
+                try HistoryImport.read(.koreader, from: url, options: options)
+            } throws: { error in
+                guard case ImportError.unreadable(_, let detail) = error else { return false }
+                return detail.contains(kind) && detail.contains("nothing was copied")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.child("tmp").path).isEmpty)
+    }
+
+    /// Issue 26: only real tables are read, within a row and a time bound, and the private copy
+    /// is gone after every failed import. A `page_stat_data` that is a never-ending view ran for
+    /// ever before (and left its copy behind when the process was stopped).
+    @Test func viewsAreNotReadRowsAndTimeAreBoundedAndTheCopyIsAlwaysRemoved() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let tmp = dir.child("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        var options = Fixtures.options(); options.temporaryDirectory = tmp
+        let endless = try KOReaderFixture(path: dir.child("view.sqlite3").path)
+        try endless.addBook(id: 1, title: "Loop", authors: "A", pages: 10, md5: "l1", lastOpen: 0)
+        try endless.exec("""
+            DROP VIEW page_stat; DROP TABLE page_stat_data;
+            CREATE VIEW page_stat_data AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r)
+                SELECT 1 AS id_book, 1 + i % 10 AS page, i AS start_time, 1 AS duration, 10 AS total_pages FROM r;
+            """)
+        endless.close()
+        #expect {
+            try HistoryImport.read(.koreader, from: dir.child("view.sqlite3"), options: options)
+        } throws: { error in
+            guard case ImportError.wrongFormat(.koreader, let expected) = error else { return false }
+            return expected.contains("tables (not views)")
+        }
+        try KOReaderFixture.standard(at: dir.child("k.sqlite3").path).close()
+        var few = options, quick = options
+        few.maxRows = 10
+        quick.readTimeLimitSeconds = 0
+        for (bounded, bound) in [(few, "more rows than an import reads (10 rows"), (quick, "time limit")] {
+            #expect {
+                try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: bounded)
+            } throws: { error in
+                guard case ImportError.limitExceeded(let detail) = error else { return false }
+                return detail.contains(bound)
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty)
+        // A successful import removes its copy too.
+        #expect(try HistoryImport.read(.koreader, from: dir.child("k.sqlite3"), options: options).envelopes.isEmpty == false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty)
     }
 
     @Test func aFileThatIsNotAKOReaderDatabaseIsRefused() throws {

@@ -41,6 +41,40 @@ import Glibc
         _ = try await replayOKAsync(["verify", "--store", store, "--json"])
     }
 
+    /// Issue 26: the same file under a corrected --zone is refused whole, naming the earlier zone.
+    @Test func aReImportUnderAnotherZoneIsRefusedAndSaysWhichZoneToUse() async throws {
+        let dir = try CLITempDirectory(); defer { dir.remove() }
+        let store = dir.path("store")
+        let first = try await importFrom("goodreads", Self.fixture("goodreads-24.csv"), store: store)
+        #expect(first.status == 0, "\(first)")
+        let last = try await lastPositionAsync(of: store)
+        let other = try await importFrom("goodreads", Self.fixture("goodreads-24.csv"), store: store, zone: "Europe/Berlin")
+        #expect(other.status == 1, "\(other)")
+        #expect(other.stderr.contains("imported before in the zone Asia/Seoul"), "\(other.stderr)")
+        #expect(other.stderr.contains("--zone Asia/Seoul"))
+        #expect(other.stderr.contains("nothing was imported"))
+        #expect(try await lastPositionAsync(of: store) == last)
+    }
+
+    /// Issue 26: a title with terminal escapes is shown escaped in the report lines, and the
+    /// summary counts rows, not refused events.
+    @Test func warningsEscapeATitlesTerminalCodesAndTheSummaryCountsRows() async throws {
+        let dir = try CLITempDirectory(); defer { dir.remove() }
+        let review = String(repeating: "r", count: 10_001)
+        let csv = """
+            Book Id,Title,Author,Exclusive Shelf,My Rating,My Review,Date Read,Date Added
+            1,Evil\u{1B}]0;owned\u{07}\u{1B}[31m Title,A,strange-shelf,0,,,2024/01/01
+            2,Two Refusals,B,read,7,\(review),2024/02/01,2024/01/02
+
+            """
+        try Data(csv.utf8).write(to: dir.child("export.csv"))
+        let run = try await importFrom("goodreads", dir.path("export.csv"), store: dir.path("store"))
+        #expect(run.status == 0, "\(run)")
+        #expect(!run.stdoutData.contains(0x1B) && !run.stdoutData.contains(0x07))
+        #expect(run.stdout.contains("Evil\\u{1B}]0;owned\\u{7}\\u{1B}[31m Title: exclusive shelf"))
+        #expect(run.stdoutLines.last?.contains("; 1 rows skipped, 1 warnings") == true, "\(run.stdout.suffix(300))")
+    }
+
     @Test func dryRunWritesNothing() async throws {
         let dir = try CLITempDirectory(); defer { dir.remove() }
         let run = try await importFrom("storygraph", Self.fixture("storygraph.csv"), store: dir.path("store"), extra: ["--dry-run"])

@@ -63,15 +63,19 @@ extension Replay {
             var rejected: [ReadingStore.ImportOutcome.Rejection] = []
             if !dryRun {
                 let store = try ReadingStore.open(at: options.url)
-                let outcome = try store.importHistory(result.envelopes)
+                let outcome: ReadingStore.ImportOutcome
+                do { outcome = try store.importHistory(batches: { try result.forEachBatch($0) }) } catch let rejection as RecordedEventRejection {
+                    throw ReplayError("\(file): \(rejection.reasonText); nothing was imported")
+                }
                 added = outcome.added; stored = outcome.alreadyStored; rejected = outcome.rejected
             }
             let titles = Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
+            let elapsed = progress.seconds
             let summary = dryRun
-                ? "dry run: \(report.books.count) books, \(result.envelopes.count) events from \(file); nothing written"
-                : "imported \(added) new events of \(result.envelopes.count) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", progress.seconds)) s; \(report.skipped.count) rows skipped, \(report.warnings.count) warnings"
+                ? "dry run: \(report.books.count) books, \(result.eventCount) events from \(file); nothing written"
+                : "imported \(added) new events of \(result.eventCount) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", elapsed)) s (\(report.rows) rows, \(Int(Double(report.rows) / max(elapsed, 0.001))) rows/s); \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
             if json {
-                try printJSON(Output(report: report, added: added, alreadyStored: stored, events: result.envelopes.count,
+                try printJSON(Output(report: report, added: added, alreadyStored: stored, events: result.eventCount, seconds: elapsed,
                                      dryRun: dryRun, reader: reader.description, zone: zone.identifier,
                                      rejectedByStore: rejected.map {
                                          Output.Rejection(eventID: $0.eventID.description, type: $0.type, book: $0.book?.description ?? "", reason: $0.reason)
@@ -79,9 +83,9 @@ extension Replay {
             } else {
                 print(report.text)
                 for r in rejected {
-                    print("  not taken: \(r.type) of \(r.book.flatMap { titles[$0] } ?? "?"): \(r.reason)")
+                    print(printable("  not taken: \(r.type) of \(r.book.flatMap { titles[$0] } ?? "?"): \(r.reason)"))
                 }
-                print(summary)
+                print(printable(summary))
             }
         }
     }
@@ -94,11 +98,13 @@ extension Replay.ImportFrom {
         struct Rejection: Encodable { let eventID: String, type: String, book: String, reason: String }
         let report: ImportReport
         let added: Int, alreadyStored: Int, events: Int
+        /// Seconds from the start of reading the file to the end of the import.
+        let seconds: Double
         let dryRun: Bool
         let reader: String, zone: String
         let rejectedByStore: [Rejection]
 
-        private enum CodingKeys: String, CodingKey { case added, alreadyStored, events, dryRun, reader, zone, rejectedByStore }
+        private enum CodingKeys: String, CodingKey { case added, alreadyStored, events, seconds, dryRun, reader, zone, rejectedByStore }
 
         func encode(to encoder: any Encoder) throws {
             // The report's keys and these in one object.
@@ -107,6 +113,7 @@ extension Replay.ImportFrom {
             try container.encode(added, forKey: .added)
             try container.encode(alreadyStored, forKey: .alreadyStored)
             try container.encode(events, forKey: .events)
+            try container.encode(seconds, forKey: .seconds)
             try container.encode(dryRun, forKey: .dryRun)
             try container.encode(reader, forKey: .reader)
             try container.encode(zone, forKey: .zone)

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Peak resident memory and speed of `replay import-from` on a generated export (issue 26): prints
+# the rows, the peak RSS (from `/usr/bin/time -v`), the wall time and rows/s, and fails when the
+# peak is over the bound.
+#
+# Usage: Scripts/import-memory.sh [goodreads [ROWS] | koreader [STAYS] | koreader-wide [STAYS]]
+#   goodreads      a Goodreads library export of ROWS rows (default 200000); bound 512 MiB
+#   koreader       a KOReader statistics.sqlite3: 100 books, STAYS page stays (default 200000),
+#                  each on its own minute; bound 512 MiB
+#   koreader-wide  one book of 100,000 pages whose STAYS stays (default 2000, one a day) were read
+#                  in a 1-page layout, so each rescales to all 100,000 pages; bound 512 MiB
+#
+# Environment: REPLAY, a replay binary to measure (default: the release build, built here first).
+# Needs /usr/bin/time (GNU time) and, for koreader, the sqlite3 command.
+set -euo pipefail
+mode=${1:-goodreads}
+cd "$(dirname "$0")/.."
+replay=${REPLAY:-}
+if [ -z "$replay" ]; then
+    swift build -c release --product replay >&2
+    replay="$(swift build -c release --show-bin-path)/replay"
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+reader=5b0e7c2a-3f1d-4e8a-9c61-0d2b7a4f9e13
+bound_mib=512
+
+case "$mode" in
+goodreads)
+    rows=${2:-200000}
+    file="$work/goodreads_library_export.csv"
+    awk -v rows="$rows" 'BEGIN {
+        print "Book Id,Title,Author,Additional Authors,ISBN13,My Rating,Publisher,Number of Pages,Date Read,Date Added,Exclusive Shelf,My Review,Private Notes,Read Count"
+        for (i = 1; i <= rows; i++) {
+            d = 1 + i % 28; m = 1 + i % 12; y = 2010 + i % 15
+            shelf = (i % 3 == 0) ? "read" : ((i % 3 == 1) ? "to-read" : "currently-reading")
+            read = (shelf == "read") ? sprintf("%d/%02d/%02d", y, m, d) : ""
+            printf "%d,Book number %d,Author %d,,,%d,Publisher,%d,%s,%d/%02d/%02d,%s,%s,,1\n",
+                100000 + i, i, i % 5000, (shelf == "read") ? i % 5 + 1 : 0, 100 + i % 400, read, y, m, d, shelf,
+                (i % 7 == 0) ? "A review of book " i : ""
+        }
+    }' > "$file"
+    source=goodreads
+    ;;
+koreader | koreader-wide)
+    file="$work/statistics.sqlite3"
+    if [ "$mode" = koreader ]; then
+        rows=${2:-200000}
+        books="WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+               INSERT INTO book SELECT i, 'Book ' || i, 'Author', NULL, 0, 0, 400, NULL, NULL, printf('%032x', i), 0, 0 FROM n;"
+        stays="WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $rows - 1)
+               INSERT INTO page_stat_data SELECT 1 + i % 100, 1 + (i / 100) % 400, 1600000000 + i * 60, 45, 400 FROM n;"
+    else
+        rows=${2:-2000}
+        books="INSERT INTO book VALUES (1, 'Wide', 'Author', NULL, 0, 0, 100000, NULL, NULL, 'wide', 0, 0);"
+        stays="WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $rows - 1)
+               INSERT INTO page_stat_data SELECT 1, 1, 1600000000 + i * 86400, 600, 1 FROM n;"
+    fi
+    sqlite3 "$file" "CREATE TABLE book (id integer PRIMARY KEY, title text, authors text, notes integer, last_open integer,
+            highlights integer, pages integer, series text, language text, md5 text, total_read_time integer, total_read_pages integer);
+        CREATE TABLE page_stat_data (id_book integer, page integer NOT NULL DEFAULT 0, start_time integer NOT NULL DEFAULT 0,
+            duration integer NOT NULL DEFAULT 0, total_pages integer NOT NULL DEFAULT 0, UNIQUE (id_book, page, start_time));
+        $books $stays"
+    source=koreader
+    ;;
+*) echo "usage: $0 [goodreads [ROWS] | koreader [STAYS] | koreader-wide [STAYS]]" >&2; exit 64 ;;
+esac
+
+status=0
+/usr/bin/time -v "$replay" import-from "$source" "$file" --reader "$reader" --zone Asia/Seoul --store "$work/store" \
+    > "$work/out" 2> "$work/time" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "FAIL: replay import-from exited with status $status:" >&2
+    grep -v '^\s' "$work/time" >&2 || true
+    exit 1
+fi
+peak_kib=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time")
+wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$work/time")
+echo "mode: $mode, rows: $rows, file: $(du -h "$file" | cut -f1), store: $(du -sh "$work/store" | cut -f1)"
+echo "peak RSS: $((peak_kib / 1024)) MiB (bound $bound_mib MiB), wall time: $wall"
+echo "replay: $(tail -n 1 "$work/out")"
+if [ "$peak_kib" -gt $((bound_mib * 1024)) ]; then
+    echo "FAIL: peak RSS over $bound_mib MiB" >&2
+    exit 1
+fi

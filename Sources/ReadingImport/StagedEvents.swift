@@ -1,0 +1,130 @@
+import Foundation
+import ReadingEvents
+
+/// An import's events, staged on disk as they are made so that memory does not grow with the
+/// file: each envelope is written once (its stream name, then the log's own stored value,
+/// ``BinaryEventCodec/encode(_:)``, read back by the log's fast decoder) to a private temporary
+/// file (mode 0600; reading history is personal), and only its event ID, order key and place in
+/// the file stay in memory (40 bytes an event). The file is unlinked as soon as it is created
+/// (only its descriptor reaches it) and closed when the last ``ImportResult`` holding it is
+/// released, so no exit, a kill included, leaves it behind.
+///
+/// `Sendable`: immutable after ``Writer/finish()`` (the file is only read, with `pread`, which
+/// keeps no shared offset).
+final class StagedEvents: Sendable {
+    /// Where one envelope is, and where it sorts.
+    struct Entry {
+        var eventID: UUID
+        var key: Int64
+        var book: Int32
+        var offset: Int64
+        var length: UInt32
+    }
+
+    let url: URL
+    private let descriptor: Int32
+    /// The entries in append order (see ``ImportPlan/result()``).
+    let entries: [Entry]
+
+    private init(url: URL, descriptor: Int32, entries: [Entry]) {
+        self.url = url; self.descriptor = descriptor; self.entries = entries
+    }
+
+    deinit { close(descriptor) }
+
+    var count: Int { entries.count }
+
+    /// Calls `body` with the envelopes in order, `size` at a time.
+    func forEachBatch(of size: Int, _ body: ([EventEnvelope]) throws -> Void) throws {
+        var batch: [EventEnvelope] = []
+        batch.reserveCapacity(min(size, entries.count))
+        var bytes: [UInt8] = []
+        for entry in entries {
+            bytes = [UInt8](repeating: 0, count: Int(entry.length))
+            let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(entry.offset)) }
+            guard read == Int(entry.length) else {
+                throw ImportError.unreadable(path: url.path, detail: "the staged events could not be read back: \(String(cString: strerror(errno)))")
+            }
+            // The stream's name (its length in the first byte), then the stored value.
+            let nameLength = Int(bytes[0])
+            guard nameLength + 1 <= bytes.count, let stream = StreamID(String(decoding: bytes[1...nameLength], as: UTF8.self)) else {
+                throw ImportError.unreadable(path: url.path, detail: "the staged events are damaged")
+            }
+            let envelope = try bytes[(nameLength + 1)...].withUnsafeBytes { value in
+                try BinaryEventCodec.decode(value, position: 0, eventID: EventID(entry.eventID), stream: stream, streamVersion: 0)
+            }
+            batch.append(envelope)
+            if batch.count == size {
+                try body(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { try body(batch) }
+    }
+
+    /// Writes envelopes to the staging file as they come, buffered.
+    ///
+    /// Not `Sendable`: one import's writer.
+    final class Writer {
+        private let url: URL
+        private var descriptor: Int32 = -1
+        private var buffer: [UInt8] = []
+        private var written: Int64 = 0
+        private(set) var entries: [Entry] = []
+        /// The first write error; the import fails with it at ``finish()``.
+        private var failure: ImportError?
+
+        init(in directory: URL?) {
+            url = (directory ?? FileManager.default.temporaryDirectory)
+                .appendingPathComponent("reading-import-staged-\(UUID().uuidString)")
+            descriptor = open(url.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if descriptor < 0 { failure = .unreadable(path: url.path, detail: "cannot create the staging file: \(String(cString: strerror(errno)))") }
+            // Unlinked at once: only the descriptor reaches it, so nothing is left behind on any
+            // exit, a killed process included.
+            else { unlink(url.path) }
+            buffer.reserveCapacity(1 << 20)
+        }
+
+        deinit {
+            // Not finished (an import that failed).
+            if descriptor >= 0 { close(descriptor) }
+        }
+
+        func append(_ envelope: EventEnvelope, book: Int, key: Timestamp) {
+            guard failure == nil else { return }
+            let name = Array(envelope.stream.description.utf8)
+            let value = BinaryEventCodec.encode(envelope)
+            let bytes = [UInt8(name.count)] + name + value
+            entries.append(Entry(eventID: envelope.eventID.uuid, key: key.microseconds, book: Int32(truncatingIfNeeded: book),
+                                 offset: written + Int64(buffer.count), length: UInt32(bytes.count)))
+            buffer.append(contentsOf: bytes)
+            if buffer.count >= 1 << 20 { flush() }
+        }
+
+        private func flush() {
+            guard failure == nil, !buffer.isEmpty else { return }
+            var done = 0
+            while done < buffer.count {
+                let n = buffer.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + done, $0.count - done, off_t(written + Int64(done))) }
+                guard n > 0 else {
+                    failure = .unreadable(path: url.path, detail: "cannot write the staging file: \(String(cString: strerror(errno)))")
+                    return
+                }
+                done += n
+            }
+            written += Int64(buffer.count)
+            buffer.removeAll(keepingCapacity: true)
+        }
+
+        /// The staged events in the order `areInOrder` gives, or the first write error.
+        func finish(ordered areInOrder: (Entry, Int, Entry, Int) -> Bool) throws(ImportError) -> StagedEvents {
+            flush()
+            if let failure { throw failure }
+            let ordered = entries.enumerated().sorted { areInOrder($0.element, $0.offset, $1.element, $1.offset) }.map(\.element)
+            entries = []
+            let staged = StagedEvents(url: url, descriptor: descriptor, entries: ordered)
+            descriptor = -1   // owned by `staged` now
+            return staged
+        }
+    }
+}
