@@ -19,13 +19,17 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public let rule: String?
     /// A sentence for people.
     public let message: String
+    /// Seconds to wait before trying again (the `Retry-After` header), for 429 and 503.
+    public let retryAfter: Int?
 
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, _ code: String, field: String? = nil, rule: String? = nil, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: String, field: String? = nil, rule: String? = nil,
+                retryAfter: Int? = nil, _ message: String) {
         self.status = status
         self.code = code
         self.field = field
         self.rule = rule
+        self.retryAfter = retryAfter
         self.message = message
     }
 
@@ -50,6 +54,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -62,4 +67,8 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     }
 
     static let notFound = APIError(.notFound, "not_found", "no such resource for this reader")
+
+    /// 503 `unavailable`: the database cannot be reached now; the request may be sent again.
+    static let unavailable = APIError(.serviceUnavailable, "unavailable", retryAfter: 1,
+                                      "the database is unavailable; retry the request")
 }

@@ -19,15 +19,18 @@ public struct ServerConfiguration: Sendable {
     public var poolSize: Int
     /// Request limits.
     public var limits: ServerLimits
+    /// Connection time limits and the connection cap.
+    public var connections: ConnectionPolicy
 
     /// Creates a configuration.
     public init(databaseURL: String, host: String = "127.0.0.1", port: Int = 8080, poolSize: Int = 20,
-                limits: ServerLimits = ServerLimits()) {
+                limits: ServerLimits = ServerLimits(), connections: ConnectionPolicy = ConnectionPolicy()) {
         self.databaseURL = databaseURL
         self.host = host
         self.port = port
         self.poolSize = poolSize
         self.limits = limits
+        self.connections = connections
     }
 }
 
@@ -83,12 +86,15 @@ public enum SyncServer {
         var postgres = try postgresConfiguration(url: configuration.databaseURL)
         postgres.options.maximumConnections = configuration.poolSize
         let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
-        let store = SyncStore(client: client, logger: logger)
+        let store = SyncStore(client: client, logger: logger, acquireTimeout: configuration.limits.acquireTimeout)
         let hub = LiveHub(store: store)
-        let router = Router()
+        let router = Router(context: SyncRequestContext.self)
         SyncRoutes(store: store, hub: hub, limits: configuration.limits, logger: logger).add(to: router)
+        let policy = configuration.connections
+        let registry = ConnectionRegistry(limit: policy.effectiveMaxConnections(poolSize: configuration.poolSize))
         var app = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuard(policy: policy, registry: registry)])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port),
                                  serverName: "reading-sync-server"),
             onServerRunning: { channel in

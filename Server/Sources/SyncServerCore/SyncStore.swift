@@ -22,16 +22,60 @@ public struct SyncStore: Sendable {
     /// Devices recently authenticated by this process (see ``TokenCache``).
     public let tokens = TokenCache()
 
+    /// How long a request waits for a pooled connection before it is answered 503.
+    public let acquireTimeout: Duration
+
     /// Creates a store over a running client.
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, acquireTimeout: Duration = .seconds(2)) {
         self.client = client
         self.logger = logger
+        self.acquireTimeout = acquireTimeout
+    }
+
+    /// Runs `body` on a pooled connection. Waits at most ``acquireTimeout`` for the connection,
+    /// then throws 503 `unavailable` (the pool waits for a database that is down or restarting
+    /// for as long as it takes); once it has the connection, `body` takes the time it needs.
+    func withConnection<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        let acquired = AcquiredFlag()
+        return try await withThrowingTaskGroup(of: AcquireOutcome<R>.self) { group in
+            group.addTask {
+                .done(try await client.withConnection { connection in
+                    acquired.set()
+                    return try await body(connection)
+                })
+            }
+            group.addTask {
+                try await Task.sleep(for: acquireTimeout)
+                return .timerEnded
+            }
+            while let outcome = try await group.next() {
+                switch outcome {
+                case .done(let value):
+                    group.cancelAll()
+                    return value
+                case .timerEnded:
+                    if !acquired.isSet {
+                        group.cancelAll()
+                        logger.error("no database connection within \(acquireTimeout): answering 503")
+                        throw APIError.unavailable
+                    }
+                }
+            }
+            throw APIError.unavailable
+        }
+    }
+
+    /// Runs `query` on a pooled connection (see ``withConnection(_:)``) and returns its rows.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await withConnection { connection in try await connection.query(query, logger: logger).collect() }
     }
 
     /// Runs `body` in one transaction; an ``APIError`` thrown by `body` rolls back and is rethrown as is.
-    func transaction<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
         do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+            return try await withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
+            }
         } catch let error as PostgresTransactionError {
             if let api = error.closureError as? APIError, error.rollbackError == nil { throw api }
             throw error
@@ -77,9 +121,21 @@ public struct SyncStore: Sendable {
         }
     }
 
-    /// Registers another device of the authenticated device's reader.
-    public func registerDevice(for device: Device, name: String) async throws -> Registration {
-        try await transaction { connection in try await insertDevice(connection, reader: device.reader, name: name) }
+    /// Registers another device of the authenticated device's reader; 409 `device_limit` when the
+    /// reader has `limit` devices that are not revoked (the reader's row lock orders concurrent
+    /// registrations, so the count holds).
+    public func registerDevice(for device: Device, name: String, limit: Int) async throws -> Registration {
+        try await transaction { connection in
+            let rows = try await connection.query("""
+                SELECT (SELECT count(*) FROM devices WHERE reader_id = \(device.reader) AND revoked_at IS NULL)::bigint
+                FROM readers WHERE reader_id = \(device.reader) FOR UPDATE
+                """, logger: logger).collect()
+            if let count = try rows.first?.decode(Int64.self), count >= limit {
+                throw APIError(.conflict, "device_limit", field: "name",
+                               "a reader has at most \(limit) devices that are not revoked; revoke one (DELETE /v1/devices/{id}) first")
+            }
+            return try await insertDevice(connection, reader: device.reader, name: name)
+        }
     }
 
     private func insertDevice(_ connection: PostgresConnection, reader: UUID, name: String) async throws -> Registration {
@@ -92,16 +148,22 @@ public struct SyncStore: Sendable {
         return Registration(reader: reader.lowercased, device: id.lowercased, token: token)
     }
 
+    /// The device of a token this process verified in the last few seconds (no database look-up).
+    public func cachedDevice(token: String) -> Device? {
+        guard let (reader, hash) = Tokens.parse(token) else { return nil }
+        return tokens.device(reader: reader, hash: hash)
+    }
+
     /// The device a bearer token names, if the token is well formed, known and not revoked.
     public func authenticate(token: String) async throws -> Device? {
         guard let (reader, hash) = Tokens.parse(token) else { return nil }
         if let device = tokens.device(reader: reader, hash: hash) { return device }
-        let rows = try await client.query("""
+        let rows = try await rows("""
             SELECT device_id FROM devices
             WHERE reader_id = \(reader) AND token_hash = \(ByteBuffer(bytes: hash)) AND revoked_at IS NULL
-            """, logger: logger)
-        for try await id in rows.decode(UUID.self) {
-            let device = Device(reader: reader, device: id)
+            """)
+        for row in rows {
+            let device = Device(reader: reader, device: try row.decode(UUID.self))
             tokens.insert(device, hash: hash)
             return device
         }
@@ -124,11 +186,12 @@ public struct SyncStore: Sendable {
 
     /// The reader's devices.
     public func devices(of reader: UUID) async throws -> [DeviceInfo] {
-        let rows = try await client.query("""
+        let rows = try await rows("""
             SELECT device_id, name, created_at, revoked_at FROM devices WHERE reader_id = \(reader) ORDER BY created_at
-            """, logger: logger)
+            """)
         var result: [DeviceInfo] = []
-        for try await (id, name, created, revoked) in rows.decode((UUID, String, Date, Date?).self) {
+        for row in rows {
+            let (id, name, created, revoked) = try row.decode((UUID, String, Date, Date?).self)
             result.append(DeviceInfo(device: id.lowercased, name: name, createdAt: created, revokedAt: revoked))
         }
         return result
@@ -137,11 +200,11 @@ public struct SyncStore: Sendable {
     /// Revokes a device of `reader`; false when the reader has no such device.
     public func revoke(device: UUID, of reader: UUID) async throws -> Bool {
         // Every server process drops the device from its token cache on the notice (this one at once).
-        let rows = try await client.query("""
+        let rows = try await rows("""
             UPDATE devices SET revoked_at = coalesce(revoked_at, now())
             WHERE reader_id = \(reader) AND device_id = \(device)
             RETURNING device_id, pg_notify(\(Self.channel), \("r:" + reader.lowercased + ":" + device.lowercased))::text
-            """, logger: logger).collect()
+            """)
         tokens.remove(device: device)
         return !rows.isEmpty
     }
@@ -228,7 +291,7 @@ public struct SyncStore: Sendable {
         // when the reader holds its event ID, or an earlier row of the batch has it. The notice
         // is sent at commit, to every server process that listens.
         let replicas = unique.map { $0.replica?.lowercased ?? "" }
-        let rows = try await client.query("""
+        let rows = try await rows("""
             WITH locked AS (
                 SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
             ), incoming AS (
@@ -280,9 +343,10 @@ public struct SyncStore: Sendable {
                    (SELECT event_id FROM foreign_id),
                    (SELECT e FROM origin_taken),
                    (SELECT e FROM other_fact)
-            """, logger: logger)
+            """)
         var result = PushResult(stored: 0, duplicates: received, lastArrival: 0)
-        for try await (stored, last, foreign, taken, otherFact) in rows.decode((Int64, Int64, UUID?, UUID?, UUID?).self) {
+        for row in rows {
+            let (stored, last, foreign, taken, otherFact) = try row.decode((Int64, Int64, UUID?, UUID?, UUID?).self)
             if let foreign {
                 let index = unique.first { $0.eventID == foreign }?.index ?? 0
                 throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
@@ -345,12 +409,13 @@ public struct SyncStore: Sendable {
     /// (only the groups each partner shares), partners sorted by ID.
     public func sources(of reader: UUID) async throws -> [(reader: UUID, groups: [String]?)] {
         var result: [(reader: UUID, groups: [String]?)] = [(reader, nil)]
-        let rows = try await client.query("""
+        let rows = try await rows("""
             SELECT p.partner_id, s.groups FROM partnerships p
             LEFT JOIN share_settings s ON s.reader_id = p.partner_id
             WHERE p.reader_id = \(reader) ORDER BY p.partner_id
-            """, logger: logger)
-        for try await (partner, groups) in rows.decode((UUID, [String]?).self) {
+            """)
+        for row in rows {
+            let (partner, groups) = try row.decode((UUID, [String]?).self)
             result.append((partner, groups ?? ShareSettings().groups.map(\.rawValue)))
         }
         return result
@@ -380,7 +445,7 @@ public struct SyncStore: Sendable {
         // groups read above), at most `limit` events after its position, in its groups, minus what
         // a restarted partner already delivered; the first `limit` rows in (own first, partners by
         // ID, arrival) order make the page.
-        let rows = try await client.query("""
+        let rows = try await rows("""
             WITH src AS (
                 SELECT * FROM unnest(\(scans.map(\.reader))::uuid[], \(scans.map(\.after))::bigint[], \(scans.map(\.groups))::text[],
                                      \(scans.map(\.skipThrough))::bigint[], \(scans.map(\.skipGroups))::text[])
@@ -398,10 +463,11 @@ public struct SyncStore: Sendable {
             ) e
             ORDER BY src.reader_id <> \(reader), src.reader_id, e.arrival
             LIMIT \(limit + 1)
-            """, logger: logger)
+            """)
         var events: [PulledEvent] = []
         var more = false
-        for try await (source, arrival, id, record) in rows.decode((UUID, Int64, UUID, ByteBuffer).self) {
+        for row in rows {
+            let (source, arrival, id, record) = try row.decode((UUID, Int64, UUID, ByteBuffer).self)
             if events.count == limit { more = true; continue }
             events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
                                       record: Data(record.readableBytesView).base64EncodedString()))
@@ -425,13 +491,13 @@ public struct SyncStore: Sendable {
     /// Creates a single-use invite of `reader` valid for `seconds`.
     public func createInvite(reader: UUID, seconds: Int) async throws -> Invite {
         let (code, hash) = Tokens.newInviteCode()
-        let rows = try await client.query("""
+        let rows = try await rows("""
             INSERT INTO invites (reader_id, code_hash, expires_at)
             VALUES (\(reader), \(ByteBuffer(bytes: hash)), now() + make_interval(secs => \(Double(seconds))))
             RETURNING expires_at
-            """, logger: logger)
+            """)
         var expires = Date()
-        for try await value in rows.decode(Date.self) { expires = value }
+        for row in rows { expires = try row.decode(Date.self) }
         return Invite(code: code, expiresAt: expires)
     }
 
@@ -479,10 +545,12 @@ public struct SyncStore: Sendable {
 
     /// The reader's partners.
     public func partners(of reader: UUID) async throws -> [Partner] {
-        let rows = try await client.query(
-            "SELECT partner_id, since FROM partnerships WHERE reader_id = \(reader) ORDER BY since", logger: logger)
+        let rows = try await rows("SELECT partner_id, since FROM partnerships WHERE reader_id = \(reader) ORDER BY since")
         var result: [Partner] = []
-        for try await (partner, since) in rows.decode((UUID, Date).self) { result.append(Partner(reader: partner.lowercased, since: since)) }
+        for row in rows {
+            let (partner, since) = try row.decode((UUID, Date).self)
+            result.append(Partner(reader: partner.lowercased, since: since))
+        }
         return result
     }
 
@@ -501,8 +569,9 @@ public struct SyncStore: Sendable {
 
     /// The reader's share settings (the defaults when never set).
     public func shareSettings(of reader: UUID) async throws -> ShareSettings {
-        let rows = try await client.query("SELECT groups FROM share_settings WHERE reader_id = \(reader)", logger: logger)
-        for try await groups in rows.decode([String].self) { return ShareSettings(groups: groups) }
+        for row in try await rows("SELECT groups FROM share_settings WHERE reader_id = \(reader)") {
+            return ShareSettings(groups: try row.decode([String].self))
+        }
         return ShareSettings()
     }
 
@@ -666,4 +735,17 @@ public struct PullCursor: Sendable, Hashable {
 extension UUID {
     /// The lowercase form every response uses.
     var lowercased: String { uuidString.lowercased() }
+}
+
+/// What ended first in ``SyncStore/withConnection(_:)``: the work, or the acquire timer.
+enum AcquireOutcome<R: Sendable>: Sendable { case done(R), timerEnded }
+
+/// Whether ``SyncStore/withConnection(_:)`` got its connection.
+///
+/// `@unchecked Sendable`: `value` is only touched under `lock`.
+final class AcquiredFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }
