@@ -38,6 +38,7 @@ let package = Package(
             name: "SyncServerCore",
             dependencies: [
                 .product(name: "ReadingEvents", package: "ReadingHistory"),
+                .product(name: "SyncWire", package: "ReadingHistory"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -84,6 +85,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // The route tests: the router driven in process, over the in-memory store.
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "SyncWire", package: "ReadingHistory"),
             ]
         ),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SyncWire
 
 /// A refused request: an HTTP status, a stable machine-readable code, the field at fault (when
 /// there is one), for a refused record the `ReadingEvents` rule it breaks, and a sentence naming
@@ -36,21 +37,9 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     /// `"<code> <field>: <message>"`.
     public var description: String { "\(code)\(field.map { " \($0)" } ?? ""): \(message)" }
 
-    /// The JSON body of the error.
-    public struct Body: Codable, Sendable {
-        /// ``APIError/code``.
-        public var error: String
-        /// ``APIError/field``.
-        public var field: String?
-        /// ``APIError/rule``.
-        public var rule: String?
-        /// ``APIError/message``.
-        public var message: String
-    }
-
     /// The response: the status and the JSON body.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder().encode(Body(error: code, field: field, rule: rule, message: message))
+        let data = try JSONEncoder().encode(ErrorBody(error: code, field: field, rule: rule, message: message))
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }

@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import SyncWire
 
 /// Time limits of a connection and the cap on open connections: what keeps the server answering
 /// when clients open connections and send nothing, or a request in part, and keep it open.
@@ -146,7 +147,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapOutboundIn(data) {
         case .head(var head) where parserFailed && head.status == .badRequest:
             // Hummingbird's answer to a parse error (then it closes): the same, with a body.
-            let error = APIError.Body(error: "malformed_request", field: "request", rule: nil,
+            let error = ErrorBody(error: "malformed_request", field: "request", rule: nil,
                                       message: "the request line or header is not HTTP/1.1 or is over 80 KiB")
             let body = ByteBuffer(bytes: (try? JSONEncoder().encode(error)) ?? Data())
             head.headerFields[.contentType] = "application/json"

@@ -2,13 +2,14 @@ import Foundation
 import Hummingbird
 import Logging
 import ReadingEvents
+import SyncWire
 
 /// The HTTP protocol of the sync server (see `openapi.yaml`): JSON over HTTP, bearer tokens, every
 /// request scoped to the token's reader.
 ///
 /// `Sendable`: holds Sendable values.
 public struct SyncRoutes: Sendable {
-    let store: SyncStore
+    let store: any SyncStore
     let hub: LiveHub
     let limits: ServerLimits
     let logger: Logger
@@ -18,7 +19,7 @@ public struct SyncRoutes: Sendable {
     let failedLoginsByAddress: FailureLimiter
 
     /// Creates the routes.
-    public init(store: SyncStore, hub: LiveHub, limits: ServerLimits, logger: Logger) {
+    public init(store: any SyncStore, hub: LiveHub, limits: ServerLimits, logger: Logger) {
         self.store = store
         self.hub = hub
         self.limits = limits
@@ -38,7 +39,7 @@ public struct SyncRoutes: Sendable {
                             body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
         router.get("/health") { _, _ in
-            _ = try await store.rows("SELECT 1")
+            try await store.ping()
             return try json(["status": "ok"])
         }
         router.post("/v1/devices") { request, context in try await register(request, context) }
@@ -87,22 +88,12 @@ public struct SyncRoutes: Sendable {
         }
     }
 
-    // MARK: Bodies
-
-    struct RegisterRequest: Codable { var reader: UUID?; var name: String }
-    struct PushRequest: Codable { var events: [PushedEvent] }
-    struct PushedEvent: Codable { var record: String }
-    struct InviteRequest: Codable { var expiresInSeconds: Int? }
-    struct AcceptRequest: Codable { var code: String }
-    struct DeviceList: Codable { var devices: [SyncStore.DeviceInfo] }
-    struct PartnerList: Codable { var partners: [SyncStore.Partner] }
-
     // MARK: Handlers
 
     /// The device of the request's bearer token. An address past its budget of failed logins is
     /// answered 429 for any token this process has not verified recently, without asking the
     /// database; each failed login and each refusal is logged with the address.
-    func authenticate(_ request: Request, _ context: SyncRequestContext) async throws -> SyncStore.Device {
+    func authenticate(_ request: Request, _ context: SyncRequestContext) async throws -> SyncDevice {
         guard let header = request.headers[.authorization] else {
             throw APIError.unauthorized("a bearer token is required")
         }
@@ -137,7 +128,7 @@ public struct SyncRoutes: Sendable {
         }
         do {
             let partner = try await store.acceptInvite(code: body.code, reader: device.reader)
-            return try json(["partner": partner.uuidString.lowercased()])
+            return try json(AcceptAnswer(partner: partner.uuidString.lowercased()))
         } catch let error as APIError where error.field == "code" {
             inviteFailuresByToken.recordFailure(tokenKey)
             inviteFailuresByAddress.recordFailure(context.address)
@@ -178,7 +169,7 @@ public struct SyncRoutes: Sendable {
             throw APIError(.contentTooLarge, "batch_too_large", field: "events",
                            "a batch holds at most \(limits.maxBatchEvents) events (got \(body.events.count))")
         }
-        var incoming: [SyncStore.IncomingEvent] = []
+        var incoming: [IncomingEvent] = []
         incoming.reserveCapacity(body.events.count)
         struct OriginKey: Hashable { let replica: UUID; let sequence: UInt64 }
         var origins: [OriginKey: (index: Int, eventID: UUID)] = [:]
@@ -211,14 +202,14 @@ public struct SyncRoutes: Sendable {
                                    "replica \(origin.replica)'s sequence \(origin.sequence) also names events[\(earlier.index)], another event")
                 }
             }
-            let event = SyncStore.IncomingEvent(
+            let event = IncomingEvent(
                 index: index, eventID: envelope.eventID.uuid, replica: envelope.origin?.replica.uuid,
                 sequence: Int64(clamping: envelope.origin?.sequence ?? 0), stamp: Int64(clamping: envelope.origin?.stamp ?? 0),
                 occurredAt: envelope.occurredAt.date, type: envelope.type.tag, group: ShareGroup.of(envelope.event),
                 record: ByteBuffer(bytes: bytes), fact: ByteBuffer(bytes: factDigest(of: envelope)))
             // Copies of one event in one batch (its own and an alias) carry one fact.
             if let earlier = facts.updateValue(event.fact, forKey: event.eventID), earlier != event.fact {
-                throw SyncStore.otherFact(event)
+                throw APIError.otherFact(event)
             }
             incoming.append(event)
         }

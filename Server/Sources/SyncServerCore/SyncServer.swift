@@ -86,7 +86,7 @@ public enum SyncServer {
         var postgres = try postgresConfiguration(url: configuration.databaseURL)
         postgres.options.maximumConnections = configuration.poolSize
         let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
-        let store = SyncStore(client: client, logger: logger, acquireTimeout: configuration.limits.acquireTimeout)
+        let store = PostgresSyncStore(client: client, logger: logger, acquireTimeout: configuration.limits.acquireTimeout)
         let hub = LiveHub(store: store)
         let router = Router(context: SyncRequestContext.self)
         SyncRoutes(store: store, hub: hub, limits: configuration.limits, logger: logger).add(to: router)
