@@ -99,6 +99,9 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
     /// What merging the pulled events did (events of this reader from other devices, and of
     /// partners, as they share them; ``MergeResult/quarantined`` counts those the store kept aside).
     public var pulled = MergeResult()
+    /// HTTP requests this client sent during the sync (retries included): 1 for a cycle with a
+    /// few new events (the push's answer carries the pull page) or none.
+    public var requests = 0
 
     /// "pushed N (D already on the server); pulled: …" and, when any, the refused records.
     public var description: String {
@@ -150,6 +153,8 @@ public final class SyncClient: Sendable {
     /// Attempts per request before a retryable failure is thrown.
     public let maxAttempts: Int
     let session: URLSession
+    /// The requests sent so far (``SyncReport/requests``).
+    let sent = RequestCounter()
 
     /// The server's default request body limit: 4 MiB.
     public static let defaultMaxPushBytes = 4 * 1024 * 1024
@@ -199,10 +204,41 @@ public final class SyncClient: Sendable {
     ///   an upgrade of the server that accepts more); those still refused stay aside.
     @discardableResult
     public func sync(retryingRefused: Bool = false) async throws -> SyncReport {
+        let before = sent.count
         var report = SyncReport()
-        (report.pushed, report.pushedDuplicates, report.refused) = try await push(retryingRefused: retryingRefused)
-        report.pulled = try await pull()
+        if !retryingRefused, let cycle = try await pushWithPull() {
+            (report.pushed, report.pushedDuplicates) = (cycle.stored, cycle.duplicates)
+            report.pulled = try await pull(startingWith: cycle.page)
+        } else {
+            (report.pushed, report.pushedDuplicates, report.refused) = try await push(retryingRefused: retryingRefused)
+            report.pulled = try await pull()
+        }
+        report.requests = sent.count - before
         return report
+    }
+
+    /// The usual cycle in one request: when what the server has not acknowledged fits in one
+    /// push request, it is sent with `pull=1` and the answer carries the first pull page. Nil
+    /// when it does not fit, when there is nothing to push, when the server refuses a record or
+    /// the size (the regular push splits and keeps refused records aside): the caller then
+    /// pushes and pulls apart. The page is nil when the server answers without one (an older server).
+    func pushWithPull() async throws -> (stored: Int, duplicates: Int, page: PullPage?)? {
+        let acknowledged = try loadVector("pushed")
+        let changes = try store.changes(since: acknowledged, after: nil, limit: pushBatch)
+        let mine = changes.filter { $0.reader == reader }
+        guard changes.count < pushBatch, !mine.isEmpty else { return nil }
+        let requests = try Self.requests(mine.map(Self.pushRecord), maxBytes: maxPushBytes)
+        guard requests.count == 1 else { return nil }
+        let data: Data
+        do {
+            data = try await send("POST", "/v1/events?pull=1&" + pullQuery(), body: Self.pushBody(requests[0]))
+        } catch let error as SyncError where error.status == 413 || RefusedRecord.codes.contains(error.code) {
+            return nil
+        }
+        let result = try Self.decode(PushResult.self, data)
+        let moved = Self.advance(acknowledged, over: changes)
+        if moved != acknowledged { try saveVector("pushed", moved) }
+        return (result.stored, result.duplicates, result.page)
     }
 
     /// Pushes this reader's events the server has not acknowledged; returns what the server
@@ -365,13 +401,30 @@ public final class SyncClient: Sendable {
 
     /// Pulls what this device lacks, page by page, merging each page; returns the merges' total.
     public func pull() async throws -> MergeResult {
+        try await pull(startingWith: nil)
+    }
+
+    /// The query of a pull after the saved cursor: `limit=N&after=CURSOR`.
+    func pullQuery() throws -> String {
+        var query = "limit=\(pullPage)"
+        if let cursor = try store.transportState(stateKey("cursor")).map({ String(decoding: $0, as: UTF8.self) }) {
+            query += "&after=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor)
+        }
+        return query
+    }
+
+    /// ``pull()``, its first page already answered (by a push with `pull=1`) when `first` is given.
+    func pull(startingWith first: PullPage?) async throws -> MergeResult {
         var total = MergeResult()
-        var cursor = try store.transportState(stateKey("cursor")).map { String(decoding: $0, as: UTF8.self) }
+        var first = first
         while true {
-            var query = "limit=\(pullPage)"
-            if let cursor { query += "&after=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
-            let data = try await send("GET", "/v1/events?" + query, body: nil)
-            let page = try Self.decode(PullPage.self, data)
+            let page: PullPage
+            if let given = first {
+                page = given
+                first = nil
+            } else {
+                page = try Self.decode(PullPage.self, try await send("GET", "/v1/events?" + pullQuery(), body: nil))
+            }
             var envelopes: [EventEnvelope] = []
             envelopes.reserveCapacity(page.events.count)
             for (index, event) in page.events.enumerated() {
@@ -383,7 +436,6 @@ public final class SyncClient: Sendable {
                 }
             }
             total = total + (try store.merge(envelopes))
-            cursor = page.next
             try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))
             if !page.more { return total }
         }
@@ -483,11 +535,12 @@ public final class SyncClient: Sendable {
     }
 
     func send(_ method: String, _ path: String, body: Data?) async throws -> Data {
-        try await Self.request(session: session, server: server, token: token, method: method, path: path, body: body, attempts: maxAttempts)
+        try await Self.request(session: session, server: server, token: token, method: method, path: path, body: body,
+                               attempts: maxAttempts, counter: sent)
     }
 
     static func request(session: URLSession, server: URL, token: String?, method: String, path: String, body: Data?,
-                        attempts: Int) async throws -> Data {
+                        attempts: Int, counter: RequestCounter? = nil) async throws -> Data {
         guard let url = URL(string: server.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
             throw SyncError(status: 0, code: "url", message: "\(server)\(path) is not a URL")
         }
@@ -503,6 +556,7 @@ public final class SyncClient: Sendable {
         var attempt = 0
         while true {
             attempt += 1
+            counter?.add()
             let failure: SyncError
             do {
                 let (data, response) = try await session.data(for: request)
@@ -529,4 +583,14 @@ public final class SyncClient: Sendable {
             throw SyncError(status: 200, code: "malformed_response", message: "\(T.self): \(error)")
         }
     }
+}
+
+/// Counts a client's HTTP requests.
+///
+/// `@unchecked Sendable`: `value` is only touched under `lock`.
+final class RequestCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    var count: Int { lock.withLock { value } }
+    func add() { lock.withLock { value += 1 } }
 }

@@ -60,9 +60,12 @@ public struct PushResult: Sendable, Hashable, Codable {
     public var duplicates: Int
     /// The reader's last arrival after the push.
     public var lastArrival: Int64
+    /// With `pull=1`: the page a pull after `after` answers once the push is stored (one request
+    /// per device cycle); absent otherwise.
+    public var page: PullPage?
     /// Creates a result.
-    public init(stored: Int, duplicates: Int, lastArrival: Int64) {
-        self.stored = stored; self.duplicates = duplicates; self.lastArrival = lastArrival
+    public init(stored: Int, duplicates: Int, lastArrival: Int64, page: PullPage? = nil) {
+        self.stored = stored; self.duplicates = duplicates; self.lastArrival = lastArrival; self.page = page
     }
 }
 

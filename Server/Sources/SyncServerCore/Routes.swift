@@ -213,11 +213,18 @@ public struct SyncRoutes: Sendable {
             }
             incoming.append(event)
         }
-        return try json(try await store.push(reader: device.reader, events: incoming))
+        // `pull=1`: the answer also carries the page a pull would answer now (one request per
+        // device cycle). Its parameters are checked before anything is stored.
+        let pullAfter = request.uri.queryParameters.get("pull") == "1" ? try pullParameters(request) : nil
+        var result = try await store.push(reader: device.reader, events: incoming)
+        if let (cursor, limit) = pullAfter {
+            result.page = try await store.pull(reader: device.reader, after: cursor, limit: limit)
+        }
+        return try json(result)
     }
 
-    func pull(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
-        let device = try await authenticate(request, context)
+    /// The cursor (`after`) and page size (`limit`) of a pull, checked.
+    func pullParameters(_ request: Request) throws -> (PullCursor, Int) {
         let query = request.uri.queryParameters
         let after = query.get("after") ?? ""
         guard after.utf8.count <= limits.maxCursorBytes else {
@@ -233,6 +240,12 @@ public struct SyncRoutes: Sendable {
             }
             limit = value
         }
+        return (cursor, limit)
+    }
+
+    func pull(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context)
+        let (cursor, limit) = try pullParameters(request)
         return try json(try await store.pull(reader: device.reader, after: cursor, limit: limit))
     }
 
