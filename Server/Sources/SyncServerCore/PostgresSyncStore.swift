@@ -134,12 +134,14 @@ public struct PostgresSyncStore: SyncStore {
     public func authenticate(token: String) async throws -> SyncDevice? {
         guard let (reader, hash) = Tokens.parse(token) else { return nil }
         if let device = tokens.device(reader: reader, hash: hash) { return device }
-        let rows = try await rows("""
-            SELECT device_id FROM devices
-            WHERE reader_id = \(reader) AND token_hash = \(ByteBuffer(bytes: hash)) AND revoked_at IS NULL
-            """)
-        for row in rows {
-            let device = SyncDevice(reader: reader, device: try row.decode(UUID.self))
+        let statement = AuthenticateStatement(reader: reader, hash: ByteBuffer(bytes: hash))
+        let ids = try await withConnection { connection in
+            var ids: [UUID] = []
+            for try await id in try await connection.execute(statement, logger: logger) { ids.append(id) }
+            return ids
+        }
+        for id in ids {
+            let device = SyncDevice(reader: reader, device: id)
             tokens.insert(device, hash: hash)
             return device
         }
@@ -218,62 +220,17 @@ public struct PostgresSyncStore: SyncStore {
         // when the reader holds its event ID, or an earlier row of the batch has it. The notice
         // is sent at commit, to every server process that listens.
         let replicas = unique.map { $0.replica?.lowercased ?? "" }
-        let rows = try await rows("""
-            WITH locked AS (
-                SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
-            ), incoming AS (
-                SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
-                                     \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
-                                     \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
-                                     \(unique.map(\.record))::bytea[], \(unique.map(\.fact))::bytea[])
-                              WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
-            ), known AS (
-                SELECT event_id, reader_id, replica, sequence, fact FROM events WHERE event_id = ANY(\(ids)::uuid[])
-            ), foreign_id AS (
-                SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
-            ), held AS (
-                SELECT i.n FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = \(reader)
-                    AND k.replica IS NOT DISTINCT FROM nullif(i.r, '')::uuid AND k.sequence = i.s
-            ), other_fact AS (
-                SELECT i.e FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = \(reader)
-                WHERE k.fact IS DISTINCT FROM i.f AND i.n NOT IN (SELECT n FROM held)
-                ORDER BY i.n LIMIT 1
-            ), receivers AS (
-                SELECT \(reader)::uuid AS reader_id
-                UNION ALL SELECT partner_id FROM partnerships WHERE reader_id = \(reader)
-            ), origin_taken AS (
-                SELECT i.e FROM incoming i JOIN events x ON x.replica = nullif(i.r, '')::uuid AND x.sequence = i.s
-                WHERE x.event_id <> i.e AND x.reader_id IN (SELECT reader_id FROM receivers)
-                  AND i.n NOT IN (SELECT n FROM held)
-                ORDER BY i.n LIMIT 1
-            ), fresh AS (
-                SELECT i.*, row_number() OVER (ORDER BY i.n) AS k,
-                       EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e)
-                       OR EXISTS (SELECT 1 FROM incoming j WHERE j.e = i.e AND j.n < i.n) AS a
-                FROM incoming i
-                WHERE i.n NOT IN (SELECT n FROM held) AND NOT EXISTS (SELECT 1 FROM foreign_id)
-                  AND NOT EXISTS (SELECT 1 FROM origin_taken) AND NOT EXISTS (SELECT 1 FROM other_fact)
-            ), inserted AS (
-                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record,
-                                    alias, fact)
-                SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b, a, f FROM fresh
-                RETURNING arrival, share_group
-            ), bumped AS (
-                UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
-                WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
-                RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
-                    || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
-            )
-            SELECT (SELECT count(*) FROM inserted)::bigint,
-                   coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
-                            (SELECT last_arrival FROM locked), 0)::bigint,
-                   (SELECT event_id FROM foreign_id),
-                   (SELECT e FROM origin_taken),
-                   (SELECT e FROM other_fact)
-            """)
+        let statement = PushStatement(reader: reader, ids: ids, replicas: replicas, sequences: unique.map(\.sequence),
+                                      stamps: unique.map(\.stamp), occurredAt: unique.map(\.occurredAt), types: unique.map(\.type),
+                                      groups: unique.map(\.group.rawValue), records: unique.map(\.record), facts: unique.map(\.fact),
+                                      channel: Self.channel, payloadPrefix: "e:" + reader.lowercased + ":")
+        let rows = try await withConnection { connection in
+            var rows: [PushStatement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
         var result = PushResult(stored: 0, duplicates: received, lastArrival: 0)
-        for row in rows {
-            let (stored, last, foreign, taken, otherFact) = try row.decode((Int64, Int64, UUID?, UUID?, UUID?).self)
+        for (stored, last, foreign, taken, otherFact) in rows {
             if let foreign {
                 let index = unique.first { $0.eventID == foreign }?.index ?? 0
                 throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
@@ -333,29 +290,16 @@ public struct PostgresSyncStore: SyncStore {
         // groups read above), at most `limit` events after its position, in its groups, minus what
         // a restarted partner already delivered; the first `limit` rows in (own first, partners by
         // ID, arrival) order make the page.
-        let rows = try await rows("""
-            WITH src AS (
-                SELECT * FROM unnest(\(scans.map(\.reader))::uuid[], \(scans.map(\.after))::bigint[], \(scans.map(\.groups))::text[],
-                                     \(scans.map(\.skipThrough))::bigint[], \(scans.map(\.skipGroups))::text[])
-                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
-                WHERE s.reader_id = \(reader)
-                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = \(reader) AND p.partner_id = s.reader_id)
-            )
-            SELECT src.reader_id, e.arrival, e.event_id, e.record
-            FROM src CROSS JOIN LATERAL (
-                SELECT arrival, event_id, record FROM events e
-                WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
-                  AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
-                  AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
-                ORDER BY e.arrival LIMIT \(limit + 1)
-            ) e
-            ORDER BY src.reader_id <> \(reader), src.reader_id, e.arrival
-            LIMIT \(limit + 1)
-            """)
+        let statement = PullStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after), groups: scans.map(\.groups),
+                                      skipThrough: scans.map(\.skipThrough), skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
+        let rows = try await withConnection { connection in
+            var rows: [PullStatement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
         var events: [PulledEvent] = []
         var more = false
-        for row in rows {
-            let (source, arrival, id, record) = try row.decode((UUID, Int64, UUID, ByteBuffer).self)
+        for (source, arrival, id, record) in rows {
             if events.count == limit { more = true; continue }
             events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
                                       record: Data(record.readableBytesView).base64EncodedString()))
