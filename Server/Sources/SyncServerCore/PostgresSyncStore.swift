@@ -13,6 +13,12 @@ import SyncWire
 public struct PostgresSyncStore: SyncStore {
     /// The connection pool.
     public let client: PostgresClient
+    /// The pool pulls read from: a streaming read replica's (`--replica-url`), or ``client``.
+    /// A replica replays the primary's commits in order, and a reader's arrivals commit in
+    /// increasing order, so what a replica holds of a reader is a prefix of its log: a page read
+    /// there ends at the replica's position, and the cursor never passes an event the replica has
+    /// not replayed yet (it arrives on a later pull).
+    public let reads: PostgresClient
     /// Where queries log.
     public let logger: Logger
 
@@ -28,8 +34,9 @@ public struct PostgresSyncStore: SyncStore {
     public let acquireTimeout: Duration
 
     /// Creates a store over a running client.
-    public init(client: PostgresClient, logger: Logger, acquireTimeout: Duration = .seconds(2)) {
+    public init(client: PostgresClient, reads: PostgresClient? = nil, logger: Logger, acquireTimeout: Duration = .seconds(2)) {
         self.client = client
+        self.reads = reads ?? client
         self.logger = logger
         self.acquireTimeout = acquireTimeout
     }
@@ -37,7 +44,9 @@ public struct PostgresSyncStore: SyncStore {
     /// Runs `body` on a pooled connection. Waits at most ``acquireTimeout`` for the connection,
     /// then throws 503 `unavailable` (the pool waits for a database that is down or restarting
     /// for as long as it takes); once it has the connection, `body` takes the time it needs.
-    func withConnection<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+    func withConnection<R: Sendable>(reading: Bool = false,
+                                     _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        let client = reading ? reads : client
         let acquired = AcquiredFlag()
         return try await withThrowingTaskGroup(of: AcquireOutcome<R>.self) { group in
             group.addTask {
@@ -67,9 +76,10 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    /// Runs `query` on a pooled connection (see ``withConnection(_:)``) and returns its rows.
-    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await withConnection { connection in try await connection.query(query, logger: logger).collect() }
+    /// Runs `query` on a pooled connection (see ``withConnection(reading:_:)``; of ``reads`` when
+    /// `reading`) and returns its rows.
+    func rows(_ query: PostgresQuery, reading: Bool = false) async throws -> [PostgresRow] {
+        try await withConnection(reading: reading) { connection in try await connection.query(query, logger: logger).collect() }
     }
 
     /// Runs `body` in one transaction; an ``APIError`` thrown by `body` rolls back and is rethrown as is.
@@ -258,7 +268,7 @@ public struct PostgresSyncStore: SyncStore {
             SELECT p.partner_id, s.groups FROM partnerships p
             LEFT JOIN share_settings s ON s.reader_id = p.partner_id
             WHERE p.reader_id = \(reader) ORDER BY p.partner_id
-            """)
+            """, reading: true)
         for row in rows {
             let (partner, groups) = try row.decode((UUID, [String]?).self)
             result.append((partner, groups ?? ShareSettings().groups.map(\.rawValue)))
@@ -292,7 +302,7 @@ public struct PostgresSyncStore: SyncStore {
         // ID, arrival) order make the page.
         let statement = PullStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after), groups: scans.map(\.groups),
                                       skipThrough: scans.map(\.skipThrough), skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
-        let rows = try await withConnection { connection in
+        let rows = try await withConnection(reading: true) { connection in
             var rows: [PullStatement.Row] = []
             for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
             return rows
@@ -562,10 +572,10 @@ extension UUID {
     var lowercased: String { uuidString.lowercased() }
 }
 
-/// What ended first in ``SyncStore/withConnection(_:)``: the work, or the acquire timer.
+/// What ended first in ``PostgresSyncStore/withConnection(reading:_:)``: the work, or the acquire timer.
 enum AcquireOutcome<R: Sendable>: Sendable { case done(R), timerEnded }
 
-/// Whether ``SyncStore/withConnection(_:)`` got its connection.
+/// Whether ``PostgresSyncStore/withConnection(reading:_:)`` got its connection.
 ///
 /// `@unchecked Sendable`: `value` is only touched under `lock`.
 final class AcquiredFlag: @unchecked Sendable {

@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Connections in the pool.
     public var poolSize: Int
+    /// A streaming read replica of the database that pulls read from (nil: the database).
+    public var replicaURL: String?
     /// Request limits.
     public var limits: ServerLimits
     /// Connection time limits and the connection cap.
@@ -31,6 +33,7 @@ public struct ServerConfiguration: Sendable {
         self.poolSize = poolSize
         self.limits = limits
         self.connections = connections
+        self.replicaURL = nil
     }
 }
 
@@ -86,7 +89,13 @@ public enum SyncServer {
         var postgres = try postgresConfiguration(url: configuration.databaseURL)
         postgres.options.maximumConnections = configuration.poolSize
         let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
-        let store = PostgresSyncStore(client: client, logger: logger, acquireTimeout: configuration.limits.acquireTimeout)
+        var replica: PostgresClient?
+        if let replicaURL = configuration.replicaURL {
+            var replicaConfiguration = try postgresConfiguration(url: replicaURL)
+            replicaConfiguration.options.maximumConnections = configuration.poolSize
+            replica = PostgresClient(configuration: replicaConfiguration, backgroundLogger: logger)
+        }
+        let store = PostgresSyncStore(client: client, reads: replica, logger: logger, acquireTimeout: configuration.limits.acquireTimeout)
         let hub = LiveHub(store: store)
         let router = Router(context: SyncRequestContext.self)
         SyncRoutes(store: store, hub: hub, limits: configuration.limits, logger: logger).add(to: router)
@@ -111,7 +120,7 @@ public enum SyncServer {
         // Graceful shutdown runs in reverse order: the listener first (it ends the open event
         // streams, which the HTTP server would otherwise wait for), then the server, then the pool.
         let group = ServiceGroup(configuration: .init(
-            services: [client, app, LiveListener(store: store, hub: hub, logger: logger)],
+            services: [client] + (replica.map { [$0] } ?? []) + [app, LiveListener(store: store, hub: hub, logger: logger)] as [any Service],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()

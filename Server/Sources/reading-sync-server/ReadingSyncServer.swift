@@ -20,6 +20,10 @@ struct ReadingSyncServer: AsyncParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free one (default: $SYNC_PORT or 8080).")
     var port: Int?
 
+    @Option(name: .customLong("replica-url"),
+            help: "A streaming read replica of the database that pulls read from (default: $REPLICA_URL, else none).")
+    var replicaURL: String?
+
     @Option(name: .customLong("pool-size"), help: "PostgreSQL connections (default: $SYNC_DB_POOL or 20).")
     var poolSize: Int?
 
@@ -95,10 +99,10 @@ struct ReadingSyncServer: AsyncParsableCommand {
         connections.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         var logger = Logger(label: "reading-sync-server")
         logger.logLevel = level
-        try await SyncServer.run(
-            ServerConfiguration(databaseURL: url, host: host ?? environment["SYNC_HOST"] ?? "127.0.0.1",
-                                port: portValue, poolSize: pool, limits: limits, connections: connections),
-            logger: logger)
+        var configuration = ServerConfiguration(databaseURL: url, host: host ?? environment["SYNC_HOST"] ?? "127.0.0.1",
+                                                port: portValue, poolSize: pool, limits: limits, connections: connections)
+        configuration.replicaURL = replicaURL ?? environment["REPLICA_URL"]
+        try await SyncServer.run(configuration, logger: logger)
     }
 }
 
