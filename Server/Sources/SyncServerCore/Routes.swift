@@ -58,7 +58,8 @@ public struct SyncRoutes: Sendable {
         router.get("/v1/stream") { request, context in try await stream(request, context) }
         router.post("/v1/invites") { request, context in
             let device = try await authenticate(request, context)
-            let body = try await decode(InviteRequest.self, request)
+            // The body is optional (no body: the defaults).
+            let body = try await decode(InviteRequest.self, request, empty: InviteRequest(expiresInSeconds: nil))
             let seconds = body.expiresInSeconds ?? 86_400
             guard (1...604_800).contains(seconds) else {
                 throw APIError.badRequest("invalid_field", field: "expiresInSeconds", "must be 1 ... 604800 seconds")
@@ -215,7 +216,11 @@ public struct SyncRoutes: Sendable {
         }
         // `pull=1`: the answer also carries the page a pull would answer now (one request per
         // device cycle). Its parameters are checked before anything is stored.
-        let pullAfter = request.uri.queryParameters.get("pull") == "1" ? try pullParameters(request) : nil
+        let pull = request.uri.queryParameters.get("pull")
+        guard pull == nil || pull == "1" else { throw APIError.badRequest("invalid_field", field: "pull", "must be 1 or absent") }
+        // `after` and `limit` are checked even without `pull=1` (the contract bounds them).
+        let parameters = try pullParameters(request)
+        let pullAfter = pull == "1" ? parameters : nil
         var result = try await store.push(reader: device.reader, events: incoming)
         if let (cursor, limit) = pullAfter {
             result.page = try await store.pull(reader: device.reader, after: cursor, limit: limit)
@@ -270,7 +275,8 @@ public struct SyncRoutes: Sendable {
 
     // MARK: JSON
 
-    func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
+    /// The JSON body as `T`; an empty body is `empty` when given (an optional body), else 400.
+    func decode<T: Decodable>(_ type: T.Type, _ request: Request, empty: T? = nil) async throws -> T {
         // The body is read to its end even when it is too large (up to 16 times the limit), so
         // that the client, still sending, reads the 413 and its JSON body rather than a
         // connection reset.
@@ -288,6 +294,7 @@ public struct SyncRoutes: Sendable {
             throw APIError(.contentTooLarge, "body_too_large", field: "body",
                            "a request body holds at most \(limits.maxBodyBytes) bytes (got \(received) or more); send fewer events per request")
         }
+        if received == 0, let empty { return empty }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let DecodingError.keyNotFound(key, context) {

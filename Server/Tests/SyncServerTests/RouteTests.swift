@@ -70,6 +70,23 @@ struct RouteTests {
         }
     }
 
+    /// Findings of schemathesis (seed 1): `pull` other than 1 was taken as absent, `limit` over
+    /// 1000 on a push without `pull=1` was ignored; an invite without a body (optional in the
+    /// contract) was 400.
+    @Test func theContractsFindingsHold() async throws {
+        try await withRoutes { client in
+            let token = try await register(client, reader: UUID())
+            let empty = try JSONEncoder().encode(PushRequest(events: []))
+            let odd = try await client.execute(uri: "/v1/events?pull=AAA", method: .post, headers: bearer(token), body: ByteBuffer(bytes: empty))
+            #expect(odd.status == .badRequest)
+            #expect(try decode(ErrorBody.self, odd).field == "pull")
+            let over = try await client.execute(uri: "/v1/events?limit=1001", method: .post, headers: bearer(token), body: ByteBuffer(bytes: empty))
+            #expect(over.status == .badRequest, "limit is checked without pull=1 too")
+            let invite = try await client.execute(uri: "/v1/invites", method: .post, headers: bearer(token))
+            #expect(invite.status == .created, "\(String(buffer: invite.body))")
+        }
+    }
+
     @Test func theDeviceCapHolds() async throws {
         var limits = ServerLimits()
         limits.maxDevicesPerReader = 2
