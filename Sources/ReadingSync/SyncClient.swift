@@ -118,7 +118,9 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
 /// ``sync(retryingRefused:)`` pushes this reader's events the server has not acknowledged (in canonical order,
 /// in batches, each stored all or nothing and idempotent by event ID), then pulls what the device
 /// lacks (its reader's events from other devices, and partners' shared events) page by page and
-/// merges each page (``ReadingStore/merge(_:)``). Its state (the vector the server acknowledged,
+/// merges each page (``ReadingStore/merge(_:)``). When what it pushes fits in one request, that
+/// request asks for the first page too (`pull=1`): a device's usual cycle is one request
+/// (``SyncReport/requests``). Its state (the vector the server acknowledged,
 /// the pull cursor) is kept in the store (``ReadingStore/setTransportState(_:_:)``), saved after
 /// each acknowledged batch and merged page, so a sync interrupted anywhere (the app killed, the
 /// server or its database restarted) resumes where it stopped: a repeated push is skipped by the
