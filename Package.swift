@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "ReadingReport", targets: ["ReadingReport"]),
         .library(name: "ReadingImport", targets: ["ReadingImport"]),
         .library(name: "ReadingSync", targets: ["ReadingSync"]),
+        .library(name: "SyncWire", targets: ["SyncWire"]),
         .executable(name: "replay", targets: ["replay"]),
     ],
     // Which LMDB the LMDB module links on Linux: Debian's liblmdb-dev (the default), or the vendored
@@ -124,7 +125,13 @@ let package = Package(
         // dependency; syncs a ReadingStore through its merge API and manages partners.
         .target(
             name: "ReadingSync",
-            dependencies: ["EventStoreLMDB", "ReadingEvents"]
+            dependencies: ["EventStoreLMDB", "ReadingEvents", "SyncWire"]
+        ),
+        // The sync protocol's JSON bodies and share groups, declared once for the server
+        // (Server/ package) and its client (ReadingSync).
+        .target(
+            name: "SyncWire",
+            dependencies: ["ReadingEvents"]
         ),
         .executableTarget(
             name: "replay",

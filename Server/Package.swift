@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // The HTTP parts and parse errors the connection guard sees (already resolved through Hummingbird).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // The HTTP client of the tests and the load generator (streams server-sent events).
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -35,11 +38,15 @@ let package = Package(
             name: "SyncServerCore",
             dependencies: [
                 .product(name: "ReadingEvents", package: "ReadingHistory"),
+                .product(name: "SyncWire", package: "ReadingHistory"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("openapi.yaml")]
@@ -78,6 +85,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // The route tests: the router driven in process, over the in-memory store.
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "SyncWire", package: "ReadingHistory"),
             ]
         ),
     ]

@@ -1,6 +1,7 @@
 import EventStoreLMDB
 import Foundation
 import ReadingEvents
+import SyncWire
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -98,6 +99,9 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
     /// What merging the pulled events did (events of this reader from other devices, and of
     /// partners, as they share them; ``MergeResult/quarantined`` counts those the store kept aside).
     public var pulled = MergeResult()
+    /// HTTP requests this client sent during the sync (retries included): 1 for a cycle with a
+    /// few new events (the push's answer carries the pull page) or none.
+    public var requests = 0
 
     /// "pushed N (D already on the server); pulled: …" and, when any, the refused records.
     public var description: String {
@@ -114,7 +118,9 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
 /// ``sync(retryingRefused:)`` pushes this reader's events the server has not acknowledged (in canonical order,
 /// in batches, each stored all or nothing and idempotent by event ID), then pulls what the device
 /// lacks (its reader's events from other devices, and partners' shared events) page by page and
-/// merges each page (``ReadingStore/merge(_:)``). Its state (the vector the server acknowledged,
+/// merges each page (``ReadingStore/merge(_:)``). When what it pushes fits in one request, that
+/// request asks for the first page too (`pull=1`): a device's usual cycle is one request
+/// (``SyncReport/requests``). Its state (the vector the server acknowledged,
 /// the pull cursor) is kept in the store (``ReadingStore/setTransportState(_:_:)``), saved after
 /// each acknowledged batch and merged page, so a sync interrupted anywhere (the app killed, the
 /// server or its database restarted) resumes where it stopped: a repeated push is skipped by the
@@ -149,6 +155,8 @@ public final class SyncClient: Sendable {
     /// Attempts per request before a retryable failure is thrown.
     public let maxAttempts: Int
     let session: URLSession
+    /// The requests sent so far (``SyncReport/requests``).
+    let sent = RequestCounter()
 
     /// The server's default request body limit: 4 MiB.
     public static let defaultMaxPushBytes = 4 * 1024 * 1024
@@ -179,10 +187,13 @@ public final class SyncClient: Sendable {
     /// claims the reader ID), another device of the same reader with an existing device's token.
     public static func register(server: URL, reader: ReaderID, deviceName: String, token: String? = nil,
                                 session: URLSession = URLSession(configuration: .ephemeral)) async throws -> DeviceRegistration {
-        struct Body: Encodable { let reader: ReaderID; let name: String }
         let data = try await request(session: session, server: server, token: token, method: "POST", path: "/v1/devices",
-                                     body: try JSONEncoder().encode(Body(reader: reader, name: deviceName)), attempts: 6)
-        return try decode(DeviceRegistration.self, data)
+                                     body: try JSONEncoder().encode(RegisterRequest(reader: reader.uuid, name: deviceName)), attempts: 6)
+        let answer = try decode(Registration.self, data)
+        guard let reader = UUID(uuidString: answer.reader), let device = UUID(uuidString: answer.device) else {
+            throw SyncError(status: 200, code: "malformed_response", field: "reader", message: "the registration's IDs are not UUIDs")
+        }
+        return DeviceRegistration(reader: ReaderID(reader), device: device, token: answer.token)
     }
 
     // MARK: Sync
@@ -195,10 +206,41 @@ public final class SyncClient: Sendable {
     ///   an upgrade of the server that accepts more); those still refused stay aside.
     @discardableResult
     public func sync(retryingRefused: Bool = false) async throws -> SyncReport {
+        let before = sent.count
         var report = SyncReport()
-        (report.pushed, report.pushedDuplicates, report.refused) = try await push(retryingRefused: retryingRefused)
-        report.pulled = try await pull()
+        if !retryingRefused, let cycle = try await pushWithPull() {
+            (report.pushed, report.pushedDuplicates) = (cycle.stored, cycle.duplicates)
+            report.pulled = try await pull(startingWith: cycle.page)
+        } else {
+            (report.pushed, report.pushedDuplicates, report.refused) = try await push(retryingRefused: retryingRefused)
+            report.pulled = try await pull()
+        }
+        report.requests = sent.count - before
         return report
+    }
+
+    /// The usual cycle in one request: when what the server has not acknowledged fits in one
+    /// push request, it is sent with `pull=1` and the answer carries the first pull page. Nil
+    /// when it does not fit, when there is nothing to push, when the server refuses a record or
+    /// the size (the regular push splits and keeps refused records aside): the caller then
+    /// pushes and pulls apart. The page is nil when the server answers without one (an older server).
+    func pushWithPull() async throws -> (stored: Int, duplicates: Int, page: PullPage?)? {
+        let acknowledged = try loadVector("pushed")
+        let changes = try store.changes(since: acknowledged, after: nil, limit: pushBatch)
+        let mine = changes.filter { $0.reader == reader }
+        guard changes.count < pushBatch, !mine.isEmpty else { return nil }
+        let requests = try Self.requests(mine.map(Self.pushRecord), maxBytes: maxPushBytes)
+        guard requests.count == 1 else { return nil }
+        let data: Data
+        do {
+            data = try await send("POST", "/v1/events?pull=1&" + pullQuery(), body: Self.pushBody(requests[0]))
+        } catch let error as SyncError where error.status == 413 || RefusedRecord.codes.contains(error.code) {
+            return nil
+        }
+        let result = try Self.decode(PushResult.self, data)
+        let moved = Self.advance(acknowledged, over: changes)
+        if moved != acknowledged { try saveVector("pushed", moved) }
+        return (result.stored, result.duplicates, result.page)
     }
 
     /// Pushes this reader's events the server has not acknowledged; returns what the server
@@ -297,6 +339,8 @@ public final class SyncClient: Sendable {
 
     /// The JSON body of a push request: `{"events":[{"record":"…"},…]}`, written by hand so its
     /// size is known exactly (base64 needs no escaping).
+    /// The JSON of `SyncWire.PushRequest`, written out so that its size is known beforehand
+    /// (``pushBodySize(_:)``).
     static func pushBody(_ records: PushRecords) -> Data {
         Data(("{\"events\":[" + records.map { "{\"record\":\"\($0.record)\"}" }.joined(separator: ",") + "]}").utf8)
     }
@@ -338,8 +382,7 @@ public final class SyncClient: Sendable {
     func pushSplitting(_ records: PushRecords) async throws -> (stored: Int, duplicates: Int, refused: [RefusedRecord]) {
         do {
             let data = try await send("POST", "/v1/events", body: Self.pushBody(records))
-            struct Result: Decodable { let stored: Int; let duplicates: Int }
-            let result = try Self.decode(Result.self, data)
+            let result = try Self.decode(PushResult.self, data)
             return (result.stored, result.duplicates, [])
         } catch let error as SyncError where error.status == 413 || RefusedRecord.codes.contains(error.code) {
             guard records.count > 1 else {
@@ -360,17 +403,30 @@ public final class SyncClient: Sendable {
 
     /// Pulls what this device lacks, page by page, merging each page; returns the merges' total.
     public func pull() async throws -> MergeResult {
+        try await pull(startingWith: nil)
+    }
+
+    /// The query of a pull after the saved cursor: `limit=N&after=CURSOR`.
+    func pullQuery() throws -> String {
+        var query = "limit=\(pullPage)"
+        if let cursor = try store.transportState(stateKey("cursor")).map({ String(decoding: $0, as: UTF8.self) }) {
+            query += "&after=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor)
+        }
+        return query
+    }
+
+    /// ``pull()``, its first page already answered (by a push with `pull=1`) when `first` is given.
+    func pull(startingWith first: PullPage?) async throws -> MergeResult {
         var total = MergeResult()
-        var cursor = try store.transportState(stateKey("cursor")).map { String(decoding: $0, as: UTF8.self) }
+        var first = first
         while true {
-            var query = "limit=\(pullPage)"
-            if let cursor { query += "&after=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
-            let data = try await send("GET", "/v1/events?" + query, body: nil)
-            struct Page: Decodable {
-                struct Event: Decodable { let record: String }
-                let events: [Event]; let next: String; let more: Bool
+            let page: PullPage
+            if let given = first {
+                page = given
+                first = nil
+            } else {
+                page = try Self.decode(PullPage.self, try await send("GET", "/v1/events?" + pullQuery(), body: nil))
             }
-            let page = try Self.decode(Page.self, data)
             var envelopes: [EventEnvelope] = []
             envelopes.reserveCapacity(page.events.count)
             for (index, event) in page.events.enumerated() {
@@ -382,7 +438,6 @@ public final class SyncClient: Sendable {
                 }
             }
             total = total + (try store.merge(envelopes))
-            cursor = page.next
             try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))
             if !page.more { return total }
         }
@@ -390,33 +445,26 @@ public final class SyncClient: Sendable {
 
     // MARK: Partners
 
-    /// A single-use partner invite code and when it expires.
-    ///
-    /// `Sendable`: values.
-    public struct Invite: Hashable, Sendable, Decodable {
-        /// The code to give the partner (shown once: the server keeps only its hash).
-        public let code: String
-        /// When it stops working (ISO 8601).
-        public let expiresAt: String
-    }
+    /// A single-use partner invite code and when it expires (the wire type of `POST /v1/invites`).
+    public typealias Invite = SyncWire.Invite
 
     /// Creates a single-use invite code that expires after `expiresInSeconds` (1 ... 604,800).
     public func invite(expiresInSeconds: Int = 86_400) async throws -> Invite {
-        struct Body: Encodable { let expiresInSeconds: Int }
-        return try Self.decode(Invite.self, try await send("POST", "/v1/invites", body: try JSONEncoder().encode(Body(expiresInSeconds: expiresInSeconds))))
+        let body = try JSONEncoder().encode(InviteRequest(expiresInSeconds: expiresInSeconds))
+        return try Self.decode(Invite.self, try await send("POST", "/v1/invites", body: body))
     }
 
     /// Accepts a partner's invite code; returns the partner's reader.
     public func accept(code: String) async throws -> ReaderID {
-        struct Body: Encodable { let code: String }
-        struct Answer: Decodable { let partner: ReaderID }
-        return try Self.decode(Answer.self, try await send("POST", "/v1/invites/accept", body: try JSONEncoder().encode(Body(code: code)))).partner
+        let answer = try Self.decode(AcceptAnswer.self, try await send("POST", "/v1/invites/accept",
+                                                                       body: try JSONEncoder().encode(AcceptRequest(code: code))))
+        return try Self.readerID(answer.partner, field: "partner")
     }
 
     /// This reader's partners.
     public func partners() async throws -> [ReaderID] {
-        struct Answer: Decodable { struct Partner: Decodable { let reader: ReaderID }; let partners: [Partner] }
-        return try Self.decode(Answer.self, try await send("GET", "/v1/partners", body: nil)).partners.map(\.reader)
+        let list = try Self.decode(PartnerList.self, try await send("GET", "/v1/partners", body: nil))
+        return try list.partners.map { try Self.readerID($0.reader, field: "partners.reader") }
     }
 
     /// Ends the partnership with `partner` (either side may): nothing new is shared afterwards.
@@ -424,16 +472,40 @@ public final class SyncClient: Sendable {
         _ = try await send("DELETE", "/v1/partners/\(partner)", body: nil)
     }
 
-    /// What this reader's partners see (applies to their next pulls): each group (`profile`,
-    /// `progress`, `goals`, `finishes`, `ratings`, `sentences`, `memos`) shared or not; a group left
-    /// out is not shared. Memos are shared only when chosen here.
+    /// What this reader's partners see (applies to their next pulls).
+    public func setShareSettings(_ settings: ShareSettings) async throws {
+        _ = try await send("PUT", "/v1/share-settings", body: try JSONEncoder().encode(settings))
+    }
+
+    /// What this reader's partners see, by group name (`profile`, `progress`, `goals`,
+    /// `finishes`, `ratings`, `sentences`, `memos`: ``ShareGroup``'s raw values): a group left out
+    /// is not shared. Memos are shared only when chosen here.
     public func setShareSettings(_ groups: [String: Bool]) async throws {
-        let all = ["profile", "progress", "goals", "finishes", "ratings", "sentences", "memos"]
-        if let unknown = groups.keys.first(where: { !all.contains($0) }) {
-            throw SyncError(status: 0, code: "share_group", field: unknown, message: "share groups are \(all.joined(separator: ", "))")
+        var settings = ShareSettings(groups: [])
+        for (name, shared) in groups {
+            switch ShareGroup(rawValue: name) {
+            case .profile?: settings.profile = shared
+            case .progress?: settings.progress = shared
+            case .goals?: settings.goals = shared
+            case .finishes?: settings.finishes = shared
+            case .ratings?: settings.ratings = shared
+            case .sentences?: settings.sentences = shared
+            case .memos?: settings.memos = shared
+            case .books?, .privateOnly?, nil:
+                let all = ShareSettings(profile: true, progress: true, goals: true, finishes: true, ratings: true, sentences: true, memos: true)
+                throw SyncError(status: 0, code: "share_group", field: name,
+                                message: "share groups are \(all.groups.filter { $0 != .books }.map(\.rawValue).joined(separator: ", "))")
+            }
         }
-        let body = try JSONSerialization.data(withJSONObject: Dictionary(uniqueKeysWithValues: all.map { ($0, groups[$0] ?? false) }))
-        _ = try await send("PUT", "/v1/share-settings", body: body)
+        try await setShareSettings(settings)
+    }
+
+    /// A reader ID of an answer.
+    static func readerID(_ text: String, field: String) throws -> ReaderID {
+        guard let uuid = UUID(uuidString: text) else {
+            throw SyncError(status: 200, code: "malformed_response", field: field, message: "\(text) is not a UUID")
+        }
+        return ReaderID(uuid)
     }
 
     // MARK: Internals
@@ -465,11 +537,12 @@ public final class SyncClient: Sendable {
     }
 
     func send(_ method: String, _ path: String, body: Data?) async throws -> Data {
-        try await Self.request(session: session, server: server, token: token, method: method, path: path, body: body, attempts: maxAttempts)
+        try await Self.request(session: session, server: server, token: token, method: method, path: path, body: body,
+                               attempts: maxAttempts, counter: sent)
     }
 
     static func request(session: URLSession, server: URL, token: String?, method: String, path: String, body: Data?,
-                        attempts: Int) async throws -> Data {
+                        attempts: Int, counter: RequestCounter? = nil) async throws -> Data {
         guard let url = URL(string: server.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
             throw SyncError(status: 0, code: "url", message: "\(server)\(path) is not a URL")
         }
@@ -485,13 +558,13 @@ public final class SyncClient: Sendable {
         var attempt = 0
         while true {
             attempt += 1
+            counter?.add()
             let failure: SyncError
             do {
                 let (data, response) = try await session.data(for: request)
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 if (200..<300).contains(status) { return data }
-                struct Body: Decodable { let error: String; let field: String?; let message: String }
-                let parsed = try? JSONDecoder().decode(Body.self, from: data)
+                let parsed = try? JSONDecoder().decode(ErrorBody.self, from: data)
                 failure = SyncError(status: status, code: parsed?.error ?? "http_\(status)", field: parsed?.field,
                                     message: parsed?.message ?? String(decoding: data.prefix(300), as: UTF8.self))
             } catch let error as SyncError {
@@ -506,8 +579,20 @@ public final class SyncClient: Sendable {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
-        do { return try JSONDecoder().decode(type, from: data) } catch {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do { return try decoder.decode(type, from: data) } catch {
             throw SyncError(status: 200, code: "malformed_response", message: "\(T.self): \(error)")
         }
     }
+}
+
+/// Counts a client's HTTP requests.
+///
+/// `@unchecked Sendable`: `value` is only touched under `lock`.
+final class RequestCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    var count: Int { lock.withLock { value } }
+    func add() { lock.withLock { value += 1 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SyncWire
 
 /// A refused request: an HTTP status, a stable machine-readable code, the field at fault (when
 /// there is one), for a refused record the `ReadingEvents` rule it breaks, and a sentence naming
@@ -19,37 +20,30 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public let rule: String?
     /// A sentence for people.
     public let message: String
+    /// Seconds to wait before trying again (the `Retry-After` header), for 429 and 503.
+    public let retryAfter: Int?
 
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, _ code: String, field: String? = nil, rule: String? = nil, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: String, field: String? = nil, rule: String? = nil,
+                retryAfter: Int? = nil, _ message: String) {
         self.status = status
         self.code = code
         self.field = field
         self.rule = rule
+        self.retryAfter = retryAfter
         self.message = message
     }
 
     /// `"<code> <field>: <message>"`.
     public var description: String { "\(code)\(field.map { " \($0)" } ?? ""): \(message)" }
 
-    /// The JSON body of the error.
-    public struct Body: Codable, Sendable {
-        /// ``APIError/code``.
-        public var error: String
-        /// ``APIError/field``.
-        public var field: String?
-        /// ``APIError/rule``.
-        public var rule: String?
-        /// ``APIError/message``.
-        public var message: String
-    }
-
     /// The response: the status and the JSON body.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder().encode(Body(error: code, field: field, rule: rule, message: message))
+        let data = try JSONEncoder().encode(ErrorBody(error: code, field: field, rule: rule, message: message))
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -62,4 +56,8 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     }
 
     static let notFound = APIError(.notFound, "not_found", "no such resource for this reader")
+
+    /// 503 `unavailable`: the database cannot be reached now; the request may be sent again.
+    static let unavailable = APIError(.serviceUnavailable, "unavailable", retryAfter: 1,
+                                      "the database is unavailable; retry the request")
 }

@@ -20,10 +20,10 @@ public actor LiveHub {
     }
 
     private var subscribers: [UUID: Subscriber] = [:]
-    private let store: SyncStore
+    private let store: any SyncStore
 
     /// Creates a hub reading partner sources from `store`.
-    public init(store: SyncStore) { self.store = store }
+    public init(store: any SyncStore) { self.store = store }
 
     /// Subscribes `device` of `reader`; the stream yields server-sent-event frames and ends when
     /// the server shuts down or the device is revoked. Call ``unsubscribe(_:)`` with the returned
@@ -53,7 +53,7 @@ public actor LiveHub {
         return map
     }
 
-    /// Handles one NOTIFY payload of ``SyncStore/channel`` (`e:` new events, `p:` partners or
+    /// Handles one NOTIFY payload of ``PostgresSyncStore/channel`` (`e:` new events, `p:` partners or
     /// settings changed, `r:<reader>:<device>` a device revoked).
     func handle(payload: String) async {
         let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
@@ -123,18 +123,18 @@ public actor LiveHub {
     }
 }
 
-/// Keeps one connection LISTENing on ``SyncStore/channel`` and feeds ``LiveHub``; reconnects
+/// Keeps one connection LISTENing on ``PostgresSyncStore/channel`` and feeds ``LiveHub``; reconnects
 /// after PostgreSQL restarts (then tells every subscriber to pull, since notifications sent
 /// meanwhile are lost), and sends keepalives.
 ///
 /// `Sendable`: holds Sendable values.
 public struct LiveListener: Service {
-    let store: SyncStore
+    let store: PostgresSyncStore
     let hub: LiveHub
     let logger: Logger
 
     /// Creates the listener.
-    public init(store: SyncStore, hub: LiveHub, logger: Logger) {
+    public init(store: PostgresSyncStore, hub: LiveHub, logger: Logger) {
         self.store = store
         self.hub = hub
         self.logger = logger
@@ -164,7 +164,7 @@ public struct LiveListener: Service {
         while !Task.isCancelled {
             do {
                 try await store.client.withConnection { connection in
-                    try await connection.listen(on: SyncStore.channel) { notifications in
+                    try await connection.listen(on: PostgresSyncStore.channel) { notifications in
                         if connectedBefore { await hub.resyncAll() }
                         connectedBefore = true
                         for try await notification in notifications {

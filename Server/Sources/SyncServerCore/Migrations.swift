@@ -145,6 +145,36 @@ public enum Migrations {
             "CREATE UNIQUE INDEX events_reader_event ON events (reader_id, event_id) WHERE NOT alias",
             "CREATE INDEX events_reader_event_copies ON events (reader_id, event_id)",
         ]),
+        Migration(version: 4, name: "events hash-partitioned by reader", statements: [
+            // Declarative hash partitions by reader: a reader's rows live in one partition, every
+            // request's query names its reader, and each partition is a table of its own for
+            // vacuum and indexes. The rows are copied into the new table in this transaction (a
+            // lock on `events` for the copy's time) and the old table is dropped.
+            "ALTER TABLE events RENAME TO events_unpartitioned",
+            """
+            CREATE TABLE events (LIKE events_unpartitioned INCLUDING DEFAULTS INCLUDING CONSTRAINTS,
+                                 PRIMARY KEY (reader_id, arrival),
+                                 FOREIGN KEY (reader_id) REFERENCES readers (reader_id))
+            PARTITION BY HASH (reader_id)
+            """,
+            "CREATE TABLE events_p0 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 0)",
+            "CREATE TABLE events_p1 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 1)",
+            "CREATE TABLE events_p2 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 2)",
+            "CREATE TABLE events_p3 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 3)",
+            "CREATE TABLE events_p4 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 4)",
+            "CREATE TABLE events_p5 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 5)",
+            "CREATE TABLE events_p6 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 6)",
+            "CREATE TABLE events_p7 PARTITION OF events FOR VALUES WITH (MODULUS 8, REMAINDER 7)",
+            "INSERT INTO events SELECT * FROM events_unpartitioned",
+            "DROP TABLE events_unpartitioned",
+            // The indexes of migrations 1 to 3, now on every partition (a unique index holds the
+            // partition key, so it can exist on a partitioned table).
+            "CREATE INDEX events_event_id ON events (event_id)",
+            "CREATE UNIQUE INDEX events_reader_origin ON events (reader_id, replica, sequence) WHERE replica IS NOT NULL",
+            "CREATE INDEX events_origin ON events (replica, sequence) WHERE replica IS NOT NULL",
+            "CREATE UNIQUE INDEX events_reader_event ON events (reader_id, event_id) WHERE NOT alias",
+            "CREATE INDEX events_reader_event_copies ON events (reader_id, event_id)",
+        ]),
     ]
 
     /// Applies the migrations not yet recorded in `schema_migrations`, each in the same

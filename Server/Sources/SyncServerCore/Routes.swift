@@ -2,27 +2,35 @@ import Foundation
 import Hummingbird
 import Logging
 import ReadingEvents
+import SyncWire
 
 /// The HTTP protocol of the sync server (see `openapi.yaml`): JSON over HTTP, bearer tokens, every
 /// request scoped to the token's reader.
 ///
 /// `Sendable`: holds Sendable values.
 public struct SyncRoutes: Sendable {
-    let store: SyncStore
+    let store: any SyncStore
     let hub: LiveHub
     let limits: ServerLimits
     let logger: Logger
+    /// Failed invite redemptions by device and by address; failed logins by address.
+    let inviteFailuresByToken: FailureLimiter
+    let inviteFailuresByAddress: FailureLimiter
+    let failedLoginsByAddress: FailureLimiter
 
     /// Creates the routes.
-    public init(store: SyncStore, hub: LiveHub, limits: ServerLimits, logger: Logger) {
+    public init(store: any SyncStore, hub: LiveHub, limits: ServerLimits, logger: Logger) {
         self.store = store
         self.hub = hub
         self.limits = limits
         self.logger = logger
+        inviteFailuresByToken = FailureLimiter(limit: limits.inviteFailuresPerToken, window: limits.rateWindow)
+        inviteFailuresByAddress = FailureLimiter(limit: limits.inviteFailuresPerAddress, window: limits.rateWindow)
+        failedLoginsByAddress = FailureLimiter(limit: limits.failedLoginsPerAddress, window: limits.rateWindow)
     }
 
     /// Adds every route to `router`.
-    public func add(to router: Router<BasicRequestContext>) {
+    public func add(to router: Router<SyncRequestContext>) {
         router.add(middleware: ErrorMapping(logger: logger))
         router.get("/openapi.yaml") { _, _ in
             guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
@@ -31,83 +39,106 @@ public struct SyncRoutes: Sendable {
                             body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
         router.get("/health") { _, _ in
-            try await store.client.query("SELECT 1", logger: logger)
+            try await store.ping()
             return try json(["status": "ok"])
         }
-        router.post("/v1/devices") { request, _ in try await register(request) }
-        router.get("/v1/devices") { request, _ in
-            let device = try await authenticate(request)
+        router.post("/v1/devices") { request, context in try await register(request, context) }
+        router.get("/v1/devices") { request, context in
+            let device = try await authenticate(request, context)
             return try json(DeviceList(devices: try await store.devices(of: device.reader)))
         }
         router.delete("/v1/devices/{id}") { request, context in
-            let device = try await authenticate(request)
+            let device = try await authenticate(request, context)
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
                   try await store.revoke(device: id, of: device.reader) else { throw APIError.notFound }
             return Response(status: .noContent)
         }
-        router.post("/v1/events") { request, _ in try await push(request) }
-        router.get("/v1/events") { request, _ in try await pull(request) }
-        router.get("/v1/stream") { request, _ in try await stream(request) }
-        router.post("/v1/invites") { request, _ in
-            let device = try await authenticate(request)
-            let body = try await decode(InviteRequest.self, request)
+        router.post("/v1/events") { request, context in try await push(request, context) }
+        router.get("/v1/events") { request, context in try await pull(request, context) }
+        router.get("/v1/stream") { request, context in try await stream(request, context) }
+        router.post("/v1/invites") { request, context in
+            let device = try await authenticate(request, context)
+            // The body is optional (no body: the defaults).
+            let body = try await decode(InviteRequest.self, request, empty: InviteRequest(expiresInSeconds: nil))
             let seconds = body.expiresInSeconds ?? 86_400
             guard (1...604_800).contains(seconds) else {
                 throw APIError.badRequest("invalid_field", field: "expiresInSeconds", "must be 1 ... 604800 seconds")
             }
             return try json(try await store.createInvite(reader: device.reader, seconds: seconds), status: .created)
         }
-        router.post("/v1/invites/accept") { request, _ in
-            let device = try await authenticate(request)
-            let body = try await decode(AcceptRequest.self, request)
-            let partner = try await store.acceptInvite(code: body.code, reader: device.reader)
-            return try json(["partner": partner.uuidString.lowercased()])
-        }
-        router.get("/v1/partners") { request, _ in
-            let device = try await authenticate(request)
+        router.post("/v1/invites/accept") { request, context in try await acceptInvite(request, context) }
+        router.get("/v1/partners") { request, context in
+            let device = try await authenticate(request, context)
             return try json(PartnerList(partners: try await store.partners(of: device.reader)))
         }
         router.delete("/v1/partners/{reader}") { request, context in
-            let device = try await authenticate(request)
+            let device = try await authenticate(request, context)
             guard let partner = context.parameters.get("reader").flatMap(UUID.init(uuidString:)),
                   try await store.endPartnership(reader: device.reader, partner: partner) else { throw APIError.notFound }
             return Response(status: .noContent)
         }
-        router.get("/v1/share-settings") { request, _ in
-            let device = try await authenticate(request)
+        router.get("/v1/share-settings") { request, context in
+            let device = try await authenticate(request, context)
             return try json(try await store.shareSettings(of: device.reader))
         }
-        router.put("/v1/share-settings") { request, _ in
-            let device = try await authenticate(request)
+        router.put("/v1/share-settings") { request, context in
+            let device = try await authenticate(request, context)
             let settings = try await decode(ShareSettings.self, request)
             try await store.setShareSettings(settings, of: device.reader)
             return try json(settings)
         }
     }
 
-    // MARK: Bodies
-
-    struct RegisterRequest: Codable { var reader: UUID?; var name: String }
-    struct PushRequest: Codable { var events: [PushedEvent] }
-    struct PushedEvent: Codable { var record: String }
-    struct InviteRequest: Codable { var expiresInSeconds: Int? }
-    struct AcceptRequest: Codable { var code: String }
-    struct DeviceList: Codable { var devices: [SyncStore.DeviceInfo] }
-    struct PartnerList: Codable { var partners: [SyncStore.Partner] }
-
     // MARK: Handlers
 
-    func authenticate(_ request: Request) async throws -> SyncStore.Device {
+    /// The device of the request's bearer token. An address past its budget of failed logins is
+    /// answered 429 for any token this process has not verified recently, without asking the
+    /// database; each failed login and each refusal is logged with the address.
+    func authenticate(_ request: Request, _ context: SyncRequestContext) async throws -> SyncDevice {
         guard let header = request.headers[.authorization] else {
             throw APIError.unauthorized("a bearer token is required")
         }
-        guard header.hasPrefix("Bearer "), let device = try await store.authenticate(token: String(header.dropFirst(7))) else {
+        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
+        if let seconds = failedLoginsByAddress.retryAfter(context.address) {
+            if let device = store.cachedDevice(token: token) { return device }
+            logger.warning("failed login refused (rate limited): address \(context.address)")
+            throw APIError.rateLimited(seconds, "too many failed logins from this address")
+        }
+        // A token is a UUID, a dot and 43 characters: a longer header is not one (no look-up).
+        guard token.utf8.count <= limits.maxTokenBytes, let device = try await store.authenticate(token: token) else {
+            failedLoginsByAddress.recordFailure(context.address)
+            logger.warning("failed login: address \(context.address)")
             throw APIError.unauthorized("the token is unknown, malformed or revoked")
         }
         return device
     }
 
-    func register(_ request: Request) async throws -> Response {
+    /// Redeems an invite code. Failed redemptions count per device and per address; past either
+    /// budget the request is 429 whatever the code. Each failure and each refusal is logged.
+    func acceptInvite(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context)
+        let body = try await decode(AcceptRequest.self, request)
+        let tokenKey = device.device.lowercased
+        let who = "device \(tokenKey) of reader \(device.reader.lowercased), address \(context.address)"
+        if let seconds = inviteFailuresByToken.retryAfter(tokenKey) ?? inviteFailuresByAddress.retryAfter(context.address) {
+            logger.warning("invite attempt refused (rate limited): \(who)")
+            throw APIError.rateLimited(seconds, "too many failed invite codes")
+        }
+        guard body.code.utf8.count <= limits.maxCodeBytes else {
+            throw APIError.badRequest("invalid_field", field: "code", "must be at most \(limits.maxCodeBytes) bytes (got \(body.code.utf8.count))")
+        }
+        do {
+            let partner = try await store.acceptInvite(code: body.code, reader: device.reader)
+            return try json(AcceptAnswer(partner: partner.uuidString.lowercased()))
+        } catch let error as APIError where error.field == "code" {
+            inviteFailuresByToken.recordFailure(tokenKey)
+            inviteFailuresByAddress.recordFailure(context.address)
+            logger.warning("invite attempt refused (\(error.code)): \(who)")
+            throw error
+        }
+    }
+
+    func register(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         let body = try await decode(RegisterRequest.self, request)
         // Bytes, not characters: one grapheme may hold any number of combining scalars. A NUL
         // cannot be stored in PostgreSQL text (it would surface as a database error).
@@ -118,12 +149,13 @@ public struct SyncRoutes: Sendable {
             throw APIError.badRequest("invalid_field", field: "name", "must not hold control characters (NUL, line breaks, ...)")
         }
         if request.headers[.authorization] != nil {
-            let device = try await authenticate(request)
+            let device = try await authenticate(request, context)
             if let reader = body.reader, reader != device.reader {
                 throw APIError(.forbidden, "forbidden_reader", field: "reader",
                                "a token registers devices of its own reader only")
             }
-            return try json(try await store.registerDevice(for: device, name: body.name), status: .created)
+            return try json(try await store.registerDevice(for: device, name: body.name, limit: limits.maxDevicesPerReader),
+                            status: .created)
         }
         guard let reader = body.reader else {
             throw APIError.badRequest("missing_field", field: "reader", "the first device of a reader names the reader's UUID")
@@ -131,14 +163,14 @@ public struct SyncRoutes: Sendable {
         return try json(try await store.registerFirstDevice(reader: reader, name: body.name), status: .created)
     }
 
-    func push(_ request: Request) async throws -> Response {
-        let device = try await authenticate(request)
+    func push(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context)
         let body = try await decode(PushRequest.self, request)
         guard body.events.count <= limits.maxBatchEvents else {
             throw APIError(.contentTooLarge, "batch_too_large", field: "events",
                            "a batch holds at most \(limits.maxBatchEvents) events (got \(body.events.count))")
         }
-        var incoming: [SyncStore.IncomingEvent] = []
+        var incoming: [IncomingEvent] = []
         incoming.reserveCapacity(body.events.count)
         struct OriginKey: Hashable { let replica: UUID; let sequence: UInt64 }
         var origins: [OriginKey: (index: Int, eventID: UUID)] = [:]
@@ -171,24 +203,39 @@ public struct SyncRoutes: Sendable {
                                    "replica \(origin.replica)'s sequence \(origin.sequence) also names events[\(earlier.index)], another event")
                 }
             }
-            let event = SyncStore.IncomingEvent(
+            let event = IncomingEvent(
                 index: index, eventID: envelope.eventID.uuid, replica: envelope.origin?.replica.uuid,
                 sequence: Int64(clamping: envelope.origin?.sequence ?? 0), stamp: Int64(clamping: envelope.origin?.stamp ?? 0),
                 occurredAt: envelope.occurredAt.date, type: envelope.type.tag, group: ShareGroup.of(envelope.event),
                 record: ByteBuffer(bytes: bytes), fact: ByteBuffer(bytes: factDigest(of: envelope)))
             // Copies of one event in one batch (its own and an alias) carry one fact.
             if let earlier = facts.updateValue(event.fact, forKey: event.eventID), earlier != event.fact {
-                throw SyncStore.otherFact(event)
+                throw APIError.otherFact(event)
             }
             incoming.append(event)
         }
-        return try json(try await store.push(reader: device.reader, events: incoming))
+        // `pull=1`: the answer also carries the page a pull would answer now (one request per
+        // device cycle). Its parameters are checked before anything is stored.
+        let pull = request.uri.queryParameters.get("pull")
+        guard pull == nil || pull == "1" else { throw APIError.badRequest("invalid_field", field: "pull", "must be 1 or absent") }
+        // `after` and `limit` are checked even without `pull=1` (the contract bounds them).
+        let parameters = try pullParameters(request)
+        let pullAfter = pull == "1" ? parameters : nil
+        var result = try await store.push(reader: device.reader, events: incoming)
+        if let (cursor, limit) = pullAfter {
+            result.page = try await store.pull(reader: device.reader, after: cursor, limit: limit)
+        }
+        return try json(result)
     }
 
-    func pull(_ request: Request) async throws -> Response {
-        let device = try await authenticate(request)
+    /// The cursor (`after`) and page size (`limit`) of a pull, checked.
+    func pullParameters(_ request: Request) throws -> (PullCursor, Int) {
         let query = request.uri.queryParameters
-        guard let cursor = PullCursor(encoded: query.get("after") ?? "") else {
+        let after = query.get("after") ?? ""
+        guard after.utf8.count <= limits.maxCursorBytes else {
+            throw APIError.badRequest("invalid_field", field: "after", "must be at most \(limits.maxCursorBytes) bytes (got \(after.utf8.count))")
+        }
+        guard let cursor = PullCursor(encoded: after) else {
             throw APIError.badRequest("invalid_field", field: "after", "is not a cursor this server returned as next")
         }
         var limit = limits.defaultPullLimit
@@ -198,11 +245,17 @@ public struct SyncRoutes: Sendable {
             }
             limit = value
         }
+        return (cursor, limit)
+    }
+
+    func pull(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context)
+        let (cursor, limit) = try pullParameters(request)
         return try json(try await store.pull(reader: device.reader, after: cursor, limit: limit))
     }
 
-    func stream(_ request: Request) async throws -> Response {
-        let device = try await authenticate(request)
+    func stream(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        let device = try await authenticate(request, context)
         let (id, frames) = try await hub.subscribe(reader: device.reader, device: device.device)
         let hub = hub
         return Response(
@@ -222,7 +275,8 @@ public struct SyncRoutes: Sendable {
 
     // MARK: JSON
 
-    func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
+    /// The JSON body as `T`; an empty body is `empty` when given (an optional body), else 400.
+    func decode<T: Decodable>(_ type: T.Type, _ request: Request, empty: T? = nil) async throws -> T {
         // The body is read to its end even when it is too large (up to 16 times the limit), so
         // that the client, still sending, reads the 413 and its JSON body rather than a
         // connection reset.
@@ -240,6 +294,7 @@ public struct SyncRoutes: Sendable {
             throw APIError(.contentTooLarge, "body_too_large", field: "body",
                            "a request body holds at most \(limits.maxBodyBytes) bytes (got \(received) or more); send fewer events per request")
         }
+        if received == 0, let empty { return empty }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let DecodingError.keyNotFound(key, context) {
@@ -286,6 +341,24 @@ public struct ServerLimits: Sendable {
     public var defaultPullLimit = 500
     /// The largest `limit` of a pull.
     public var maxPullLimit = 1000
+    /// Bytes of an invite code as typed (codes are 10 characters; dashes and spaces are allowed).
+    public var maxCodeBytes = 64
+    /// Bytes of a pull cursor (`after`): about 250 readers (the device's own and its partners).
+    public var maxCursorBytes = 16 * 1024
+    /// Bytes of a bearer token (a token is 80).
+    public var maxTokenBytes = 256
+    /// Devices of a reader that are not revoked (more: 409 `device_limit`).
+    public var maxDevicesPerReader = 100
+    /// Failed invite codes per device in ``rateWindow`` (more: 429).
+    public var inviteFailuresPerToken = 10
+    /// Failed invite codes per client address in ``rateWindow`` (more: 429).
+    public var inviteFailuresPerAddress = 30
+    /// Failed logins (unknown tokens) per client address in ``rateWindow`` (more: 429).
+    public var failedLoginsPerAddress = 60
+    /// The window of the rate limits.
+    public var rateWindow: Duration = .seconds(60)
+    /// How long a request waits for a database connection before it is answered 503.
+    public var acquireTimeout: Duration = .seconds(2)
     /// The defaults.
     public init() {}
 }
@@ -303,7 +376,7 @@ struct ErrorMapping<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch {
             logger.error("request failed: \(request.method) \(request.uri.path): \(String(reflecting: error))")
-            throw APIError(.serviceUnavailable, "unavailable", "the database is unavailable; retry the request")
+            throw APIError.unavailable
         }
     }
 }

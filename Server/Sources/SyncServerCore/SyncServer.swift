@@ -17,17 +17,23 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Connections in the pool.
     public var poolSize: Int
+    /// A streaming read replica of the database that pulls read from (nil: the database).
+    public var replicaURL: String?
     /// Request limits.
     public var limits: ServerLimits
+    /// Connection time limits and the connection cap.
+    public var connections: ConnectionPolicy
 
     /// Creates a configuration.
     public init(databaseURL: String, host: String = "127.0.0.1", port: Int = 8080, poolSize: Int = 20,
-                limits: ServerLimits = ServerLimits()) {
+                limits: ServerLimits = ServerLimits(), connections: ConnectionPolicy = ConnectionPolicy()) {
         self.databaseURL = databaseURL
         self.host = host
         self.port = port
         self.poolSize = poolSize
         self.limits = limits
+        self.connections = connections
+        self.replicaURL = nil
     }
 }
 
@@ -83,12 +89,21 @@ public enum SyncServer {
         var postgres = try postgresConfiguration(url: configuration.databaseURL)
         postgres.options.maximumConnections = configuration.poolSize
         let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
-        let store = SyncStore(client: client, logger: logger)
+        var replica: PostgresClient?
+        if let replicaURL = configuration.replicaURL {
+            var replicaConfiguration = try postgresConfiguration(url: replicaURL)
+            replicaConfiguration.options.maximumConnections = configuration.poolSize
+            replica = PostgresClient(configuration: replicaConfiguration, backgroundLogger: logger)
+        }
+        let store = PostgresSyncStore(client: client, reads: replica, logger: logger, acquireTimeout: configuration.limits.acquireTimeout)
         let hub = LiveHub(store: store)
-        let router = Router()
+        let router = Router(context: SyncRequestContext.self)
         SyncRoutes(store: store, hub: hub, limits: configuration.limits, logger: logger).add(to: router)
+        let policy = configuration.connections
+        let registry = ConnectionRegistry(limit: policy.effectiveMaxConnections(poolSize: configuration.poolSize))
         var app = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuard(policy: policy, registry: registry)])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port),
                                  serverName: "reading-sync-server"),
             onServerRunning: { channel in
@@ -105,7 +120,7 @@ public enum SyncServer {
         // Graceful shutdown runs in reverse order: the listener first (it ends the open event
         // streams, which the HTTP server would otherwise wait for), then the server, then the pool.
         let group = ServiceGroup(configuration: .init(
-            services: [client, app, LiveListener(store: store, hub: hub, logger: logger)],
+            services: [client] + (replica.map { [$0] } ?? []) + [app, LiveListener(store: store, hub: hub, logger: logger)] as [any Service],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()

@@ -1,307 +1,99 @@
 import Foundation
-import Logging
 import NIOCore
-import PostgresNIO
 import ReadingEvents
+import SyncWire
 
-/// The server's data, in PostgreSQL: readers, devices, events, partnerships, invites and share
-/// settings. Every method names the reader it acts for, and every query is scoped by it.
+/// What the routes need of the server's data: devices and tokens, the events of each reader,
+/// partnerships, invites and share settings. ``PostgresSyncStore`` keeps them in PostgreSQL; the
+/// route tests use one in memory. Every method names the reader it acts for.
 ///
-/// `Sendable`: holds a `PostgresClient` (Sendable) and constants.
-public struct SyncStore: Sendable {
-    /// The connection pool.
-    public let client: PostgresClient
-    /// Where queries log.
-    public let logger: Logger
-
-    /// The LISTEN/NOTIFY channel of the live stream. Payloads: `e:<reader>:<group>,<group>` (new
-    /// events of a reader, in these share groups) and `p:<reader>,<reader>` (partnerships or share
-    /// settings of these readers changed).
-    public static let channel = "reading_sync"
-
-    /// Devices recently authenticated by this process (see ``TokenCache``).
-    public let tokens = TokenCache()
-
-    /// Creates a store over a running client.
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
-    }
-
-    /// Runs `body` in one transaction; an ``APIError`` thrown by `body` rolls back and is rethrown as is.
-    func transaction<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-        } catch let error as PostgresTransactionError {
-            if let api = error.closureError as? APIError, error.rollbackError == nil { throw api }
-            throw error
-        }
-    }
-
-    // MARK: Devices
-
-    /// An authenticated device.
-    ///
-    /// `Sendable`: a value type of UUIDs.
-    public struct Device: Sendable, Hashable {
-        /// The reader the token belongs to: every request is scoped to it.
-        public let reader: UUID
-        /// The device.
-        public let device: UUID
-    }
-
-    /// A registered device and its token (shown once; only its hash is stored).
-    ///
-    /// `Sendable`: a value type.
-    public struct Registration: Sendable, Codable {
-        /// The reader (lowercase UUID, as everywhere in the protocol).
-        public let reader: String
-        /// The new device's ID.
-        public let device: String
-        /// The bearer token.
-        public let token: String
-    }
-
-    /// Registers the first device of a reader that the server does not know yet; 409 when the
-    /// reader exists (further devices register with an existing device's token).
-    public func registerFirstDevice(reader: UUID, name: String) async throws -> Registration {
-        try await transaction { connection in
-            let inserted = try await connection.query(
-                "INSERT INTO readers (reader_id) VALUES (\(reader)) ON CONFLICT DO NOTHING RETURNING reader_id",
-                logger: logger).collect()
-            guard !inserted.isEmpty else {
-                throw APIError(.conflict, "reader_exists", field: "reader",
-                               "this reader is registered; register another device with a token of one of its devices")
-            }
-            return try await insertDevice(connection, reader: reader, name: name)
-        }
-    }
-
-    /// Registers another device of the authenticated device's reader.
-    public func registerDevice(for device: Device, name: String) async throws -> Registration {
-        try await transaction { connection in try await insertDevice(connection, reader: device.reader, name: name) }
-    }
-
-    private func insertDevice(_ connection: PostgresConnection, reader: UUID, name: String) async throws -> Registration {
-        let id = UUID()
-        let (token, hash) = Tokens.newDeviceToken(reader: reader)
-        try await connection.query("""
-            INSERT INTO devices (reader_id, device_id, token_hash, name)
-            VALUES (\(reader), \(id), \(ByteBuffer(bytes: hash)), \(name))
-            """, logger: logger)
-        return Registration(reader: reader.lowercased, device: id.lowercased, token: token)
-    }
-
-    /// The device a bearer token names, if the token is well formed, known and not revoked.
-    public func authenticate(token: String) async throws -> Device? {
-        guard let (reader, hash) = Tokens.parse(token) else { return nil }
-        if let device = tokens.device(reader: reader, hash: hash) { return device }
-        let rows = try await client.query("""
-            SELECT device_id FROM devices
-            WHERE reader_id = \(reader) AND token_hash = \(ByteBuffer(bytes: hash)) AND revoked_at IS NULL
-            """, logger: logger)
-        for try await id in rows.decode(UUID.self) {
-            let device = Device(reader: reader, device: id)
-            tokens.insert(device, hash: hash)
-            return device
-        }
-        return nil
-    }
-
-    /// A device as listed to its reader.
-    ///
-    /// `Sendable`: a value type.
-    public struct DeviceInfo: Sendable, Codable {
-        /// The device.
-        public let device: String
-        /// Its name.
-        public let name: String
-        /// When it registered.
-        public let createdAt: Date
-        /// When its token was revoked, if it was.
-        public let revokedAt: Date?
-    }
-
+/// `Sendable`: a store is shared by every request.
+public protocol SyncStore: Sendable {
+    /// Devices recently authenticated by this process.
+    var tokens: TokenCache { get }
+    /// Answers when the store does (`/health`).
+    func ping() async throws
+    /// Registers the first device of a reader the store does not know; 409 `reader_exists` when it does.
+    func registerFirstDevice(reader: UUID, name: String) async throws -> Registration
+    /// Registers another device of `device`'s reader; 409 `device_limit` past `limit` devices not revoked.
+    func registerDevice(for device: SyncDevice, name: String, limit: Int) async throws -> Registration
+    /// The device a bearer token names, if it is well formed, known and not revoked.
+    func authenticate(token: String) async throws -> SyncDevice?
     /// The reader's devices.
-    public func devices(of reader: UUID) async throws -> [DeviceInfo] {
-        let rows = try await client.query("""
-            SELECT device_id, name, created_at, revoked_at FROM devices WHERE reader_id = \(reader) ORDER BY created_at
-            """, logger: logger)
-        var result: [DeviceInfo] = []
-        for try await (id, name, created, revoked) in rows.decode((UUID, String, Date, Date?).self) {
-            result.append(DeviceInfo(device: id.lowercased, name: name, createdAt: created, revokedAt: revoked))
-        }
-        return result
-    }
-
+    func devices(of reader: UUID) async throws -> [DeviceInfo]
     /// Revokes a device of `reader`; false when the reader has no such device.
-    public func revoke(device: UUID, of reader: UUID) async throws -> Bool {
-        // Every server process drops the device from its token cache on the notice (this one at once).
-        let rows = try await client.query("""
-            UPDATE devices SET revoked_at = coalesce(revoked_at, now())
-            WHERE reader_id = \(reader) AND device_id = \(device)
-            RETURNING device_id, pg_notify(\(Self.channel), \("r:" + reader.lowercased + ":" + device.lowercased))::text
-            """, logger: logger).collect()
-        tokens.remove(device: device)
-        return !rows.isEmpty
+    func revoke(device: UUID, of reader: UUID) async throws -> Bool
+    /// Stores the events of `reader` it does not hold yet, all or nothing (see ``PostgresSyncStore/push(reader:events:)``).
+    func push(reader: UUID, events: [IncomingEvent]) async throws -> PushResult
+    /// The readers whose events `reader`'s devices receive: itself (`nil`: every group) and its
+    /// partners with the groups each shares, partners sorted by ID.
+    func sources(of reader: UUID) async throws -> [(reader: UUID, groups: [String]?)]
+    /// What `reader`'s device lacks after `cursor`, up to `limit` events.
+    func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage
+    /// Creates a single-use invite of `reader` valid for `seconds`.
+    func createInvite(reader: UUID, seconds: Int) async throws -> Invite
+    /// Accepts an invite for `reader`; returns the inviter. 404/410/400 naming `code` when it cannot.
+    func acceptInvite(code: String, reader: UUID) async throws -> UUID
+    /// The reader's partners.
+    func partners(of reader: UUID) async throws -> [Partner]
+    /// Ends a partnership (both directions); false when the two are not partners.
+    func endPartnership(reader: UUID, partner: UUID) async throws -> Bool
+    /// The reader's share settings (the defaults when never set).
+    func shareSettings(of reader: UUID) async throws -> ShareSettings
+    /// Replaces the reader's share settings.
+    func setShareSettings(_ settings: ShareSettings, of reader: UUID) async throws
+}
+
+extension SyncStore {
+    /// The device of a token this process verified in the last few seconds (no store look-up).
+    public func cachedDevice(token: String) -> SyncDevice? {
+        guard let (reader, hash) = Tokens.parse(token) else { return nil }
+        return tokens.device(reader: reader, hash: hash)
     }
+}
 
-    // MARK: Events
+/// An authenticated device.
+///
+/// `Sendable`: a value type of UUIDs.
+public struct SyncDevice: Sendable, Hashable {
+    /// The reader the token belongs to: every request is scoped to it.
+    public let reader: UUID
+    /// The device.
+    public let device: UUID
+    /// Creates a device.
+    public init(reader: UUID, device: UUID) { self.reader = reader; self.device = device }
+}
 
-    /// A pushed event, decoded and checked.
-    ///
-    /// `Sendable`: a value type.
-    public struct IncomingEvent: Sendable {
-        /// Its position in the pushed batch (for error fields).
-        public var index: Int
-        /// The event ID.
-        public var eventID: UUID
-        /// The replica that created it (nil for a record without an origin).
-        public var replica: UUID?
-        /// Its sequence number in that replica (0 without an origin).
-        public var sequence: Int64
-        /// Its hybrid-logical-clock creation stamp (0 without an origin).
-        public var stamp: Int64
-        /// The instant of the action.
-        public var occurredAt: Date
-        /// The type tag.
-        public var type: String
-        /// The share group.
-        public var group: ShareGroup
-        /// The record bytes as pushed.
-        public var record: ByteBuffer
-        /// ``factDigest(of:)`` of the record: equal for two copies of one event.
-        public var fact: ByteBuffer
-    }
+/// A pushed event, decoded and checked.
+///
+/// `Sendable`: a value type.
+public struct IncomingEvent: Sendable {
+    /// Its position in the pushed batch (for error fields).
+    public var index: Int
+    /// The event ID.
+    public var eventID: UUID
+    /// The replica that created it (nil for a record without an origin).
+    public var replica: UUID?
+    /// Its sequence number in that replica (0 without an origin).
+    public var sequence: Int64
+    /// Its hybrid-logical-clock creation stamp (0 without an origin).
+    public var stamp: Int64
+    /// The instant of the action.
+    public var occurredAt: Date
+    /// The type tag.
+    public var type: String
+    /// The share group.
+    public var group: ShareGroup
+    /// The record bytes as pushed.
+    public var record: ByteBuffer
+    /// ``factDigest(of:)`` of the record: equal for two copies of one event.
+    public var fact: ByteBuffer
+}
 
-    /// What a push did.
-    ///
-    /// `Sendable`: a value type.
-    public struct PushResult: Sendable, Codable {
-        /// Events stored now.
-        public var stored: Int
-        /// Events already stored (by event ID), or repeated in the batch: skipped.
-        public var duplicates: Int
-        /// The reader's last arrival after the push.
-        public var lastArrival: Int64
-    }
-
-    /// Stores the events of `reader` that the server does not hold yet, all in one transaction,
-    /// numbering them in the reader's arrival order, and notifies listeners on commit.
-    ///
-    /// A copy is an event ID with an origin. A copy already stored is a duplicate, skipped. Another
-    /// copy of an event the reader holds (the same ID and fact, another origin: the same export
-    /// imported on two devices) is stored as an *alias* row, pulled like any event, so that every
-    /// device's vector moves over that replica's sequence numbers.
-    ///
-    /// Refuses the whole batch (409, nothing stored) when an event ID belongs to another reader or
-    /// is held with another fact, or when an event's (replica, sequence) already names another
-    /// event of `reader` or of one of its partners (the readers whose devices would receive both).
-    public func push(reader: UUID, events: [IncomingEvent]) async throws -> PushResult {
-        struct Copy: Hashable { let eventID: UUID; let replica: UUID?; let sequence: Int64 }
-        var seen: Set<Copy> = []
-        let unique = events.filter { seen.insert(Copy(eventID: $0.eventID, replica: $0.replica, sequence: $0.sequence)).inserted }
-        // A concurrent push of the same reader that committed after this statement's snapshot
-        // makes the unique indexes refuse a row (23505); the statement run again sees that push
-        // (it committed before the reader's row lock was granted) and answers for it.
-        for attempt in 1...3 {
-            do {
-                return try await pushOnce(reader: reader, unique, received: events.count)
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-                if attempt == 3 {
-                    throw APIError(.conflict, "origin_taken", field: "events", rule: ValidationRule.duplicateID.rawValue,
-                                   "a replica's sequence number in this batch already names another event of this reader")
-                }
-            }
-        }
-        preconditionFailure("unreachable: the last attempt returns or throws")
-    }
-
-    private func pushOnce(reader: UUID, _ unique: [IncomingEvent], received: Int) async throws -> PushResult {
-        let ids = unique.map(\.eventID)
-        // One statement (one round trip, atomic on its own). The reader's row lock orders its
-        // pushes: arrivals commit in increasing order, so a cursor past arrival N never skips an
-        // event that commits later with a smaller number. The look-up by event ID (indexed across
-        // readers) finds both the copies this reader already stored and IDs another reader uses
-        // (event IDs are global, and no unique index across readers can exist on a
-        // reader-partitioned table); an ID of another reader stores nothing. A copy is an alias
-        // when the reader holds its event ID, or an earlier row of the batch has it. The notice
-        // is sent at commit, to every server process that listens.
-        let replicas = unique.map { $0.replica?.lowercased ?? "" }
-        let rows = try await client.query("""
-            WITH locked AS (
-                SELECT last_arrival FROM readers WHERE reader_id = \(reader) FOR UPDATE
-            ), incoming AS (
-                SELECT * FROM unnest(\(ids)::uuid[], \(replicas)::text[], \(unique.map(\.sequence))::bigint[],
-                                     \(unique.map(\.stamp))::bigint[], \(unique.map(\.occurredAt))::timestamptz[],
-                                     \(unique.map(\.type))::text[], \(unique.map(\.group.rawValue))::text[],
-                                     \(unique.map(\.record))::bytea[], \(unique.map(\.fact))::bytea[])
-                              WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
-            ), known AS (
-                SELECT event_id, reader_id, replica, sequence, fact FROM events WHERE event_id = ANY(\(ids)::uuid[])
-            ), foreign_id AS (
-                SELECT event_id FROM known WHERE reader_id <> \(reader) LIMIT 1
-            ), held AS (
-                SELECT i.n FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = \(reader)
-                    AND k.replica IS NOT DISTINCT FROM nullif(i.r, '')::uuid AND k.sequence = i.s
-            ), other_fact AS (
-                SELECT i.e FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = \(reader)
-                WHERE k.fact IS DISTINCT FROM i.f AND i.n NOT IN (SELECT n FROM held)
-                ORDER BY i.n LIMIT 1
-            ), receivers AS (
-                SELECT \(reader)::uuid AS reader_id
-                UNION ALL SELECT partner_id FROM partnerships WHERE reader_id = \(reader)
-            ), origin_taken AS (
-                SELECT i.e FROM incoming i JOIN events x ON x.replica = nullif(i.r, '')::uuid AND x.sequence = i.s
-                WHERE x.event_id <> i.e AND x.reader_id IN (SELECT reader_id FROM receivers)
-                  AND i.n NOT IN (SELECT n FROM held)
-                ORDER BY i.n LIMIT 1
-            ), fresh AS (
-                SELECT i.*, row_number() OVER (ORDER BY i.n) AS k,
-                       EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e)
-                       OR EXISTS (SELECT 1 FROM incoming j WHERE j.e = i.e AND j.n < i.n) AS a
-                FROM incoming i
-                WHERE i.n NOT IN (SELECT n FROM held) AND NOT EXISTS (SELECT 1 FROM foreign_id)
-                  AND NOT EXISTS (SELECT 1 FROM origin_taken) AND NOT EXISTS (SELECT 1 FROM other_fact)
-            ), inserted AS (
-                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record,
-                                    alias, fact)
-                SELECT \(reader), (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b, a, f FROM fresh
-                RETURNING arrival, share_group
-            ), bumped AS (
-                UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
-                WHERE reader_id = \(reader) AND EXISTS (SELECT 1 FROM inserted)
-                RETURNING last_arrival, pg_notify(\(Self.channel), \("e:" + reader.lowercased + ":")
-                    || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
-            )
-            SELECT (SELECT count(*) FROM inserted)::bigint,
-                   coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
-                            (SELECT last_arrival FROM locked), 0)::bigint,
-                   (SELECT event_id FROM foreign_id),
-                   (SELECT e FROM origin_taken),
-                   (SELECT e FROM other_fact)
-            """, logger: logger)
-        var result = PushResult(stored: 0, duplicates: received, lastArrival: 0)
-        for try await (stored, last, foreign, taken, otherFact) in rows.decode((Int64, Int64, UUID?, UUID?, UUID?).self) {
-            if let foreign {
-                let index = unique.first { $0.eventID == foreign }?.index ?? 0
-                throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
-                               "event ID \(foreign.lowercased) belongs to another reader")
-            }
-            if let taken, let event = unique.first(where: { $0.eventID == taken }) {
-                throw Self.originTaken(event)
-            }
-            if let otherFact, let event = unique.first(where: { $0.eventID == otherFact }) {
-                throw Self.otherFact(event)
-            }
-            result = PushResult(stored: Int(stored), duplicates: received - Int(stored), lastArrival: last)
-        }
-        return result
-    }
-
+extension APIError {
     /// The refusal of an event whose ID this reader already holds (or an earlier event of the
     /// batch has) with another fact: every receiver would quarantine it.
-    static func otherFact(_ event: IncomingEvent) -> APIError {
+    public static func otherFact(_ event: IncomingEvent) -> APIError {
         APIError(.conflict, "event_id_taken", field: "events[\(event.index)].record.eventID",
                  rule: ValidationRule.inconsistent.rawValue,
                  "event ID \(event.eventID.lowercased) is already held with another fact; an event ID names one fact wherever it was recorded")
@@ -309,361 +101,9 @@ public struct SyncStore: Sendable {
 
     /// The refusal of an event whose (replica, sequence) already names another event of the
     /// pusher or of a reader the pusher shares with (a copied store's, or a partner's record).
-    static func originTaken(_ event: IncomingEvent) -> APIError {
+    public static func originTaken(_ event: IncomingEvent) -> APIError {
         APIError(.conflict, "origin_taken", field: "events[\(event.index)].record.origin.sequence",
                  rule: ValidationRule.duplicateID.rawValue,
                  "replica \(event.replica?.lowercased ?? "-")'s sequence \(event.sequence) already names another event of this reader or of a partner; a replica numbers each of its events once")
     }
-
-    /// One pulled event.
-    ///
-    /// `Sendable`: a value type.
-    public struct PulledEvent: Sendable, Codable {
-        /// The reader whose event it is (the device's own, or a partner's).
-        public var reader: String
-        /// Its arrival number in that reader's log.
-        public var arrival: Int64
-        /// The event ID.
-        public var eventID: String
-        /// The record as pushed, base64.
-        public var record: String
-    }
-
-    /// A page of a pull.
-    ///
-    /// `Sendable`: a value type.
-    public struct PullPage: Sendable, Codable {
-        /// The events, by reader then arrival.
-        public var events: [PulledEvent]
-        /// The cursor to pass as `after` next time.
-        public var next: String
-        /// True when the page is full: pull again with `next` right away.
-        public var more: Bool
-    }
-
-    /// The readers whose events `reader`'s devices receive: itself (everything) and its partners
-    /// (only the groups each partner shares), partners sorted by ID.
-    public func sources(of reader: UUID) async throws -> [(reader: UUID, groups: [String]?)] {
-        var result: [(reader: UUID, groups: [String]?)] = [(reader, nil)]
-        let rows = try await client.query("""
-            SELECT p.partner_id, s.groups FROM partnerships p
-            LEFT JOIN share_settings s ON s.reader_id = p.partner_id
-            WHERE p.reader_id = \(reader) ORDER BY p.partner_id
-            """, logger: logger)
-        for try await (partner, groups) in rows.decode((UUID, [String]?).self) {
-            result.append((partner, groups ?? ShareSettings().groups.map(\.rawValue)))
-        }
-        return result
-    }
-
-    /// What `reader`'s device lacks after `cursor`: its own events and what partners share, up to `limit`.
-    ///
-    /// A partner's position in the cursor remembers the groups it was computed with. When the
-    /// partner now shares a group it did not then, that partner is pulled again from its first
-    /// arrival, skipping what the device already received (events up to the old position in
-    /// groups shared both before and now), so the newly shared group's earlier events arrive
-    /// once. A group no longer shared is simply not pulled any more.
-    public func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
-        var cursor = cursor
-        var scans: [(reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)] = []
-        for (source, groups) in try await sources(of: reader) {
-            let after = cursor.positions[source] ?? 0
-            guard let groups else {
-                scans.append((source, after, "*", 0, ""))
-                continue
-            }
-            let share = cursor.rescoped(source, to: Set(groups))
-            scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
-                          share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
-        }
-        // One statement: for each source (the reader, then each partner still paired, with the
-        // groups read above), at most `limit` events after its position, in its groups, minus what
-        // a restarted partner already delivered; the first `limit` rows in (own first, partners by
-        // ID, arrival) order make the page.
-        let rows = try await client.query("""
-            WITH src AS (
-                SELECT * FROM unnest(\(scans.map(\.reader))::uuid[], \(scans.map(\.after))::bigint[], \(scans.map(\.groups))::text[],
-                                     \(scans.map(\.skipThrough))::bigint[], \(scans.map(\.skipGroups))::text[])
-                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
-                WHERE s.reader_id = \(reader)
-                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = \(reader) AND p.partner_id = s.reader_id)
-            )
-            SELECT src.reader_id, e.arrival, e.event_id, e.record
-            FROM src CROSS JOIN LATERAL (
-                SELECT arrival, event_id, record FROM events e
-                WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
-                  AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
-                  AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
-                ORDER BY e.arrival LIMIT \(limit + 1)
-            ) e
-            ORDER BY src.reader_id <> \(reader), src.reader_id, e.arrival
-            LIMIT \(limit + 1)
-            """, logger: logger)
-        var events: [PulledEvent] = []
-        var more = false
-        for try await (source, arrival, id, record) in rows.decode((UUID, Int64, UUID, ByteBuffer).self) {
-            if events.count == limit { more = true; continue }
-            events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
-                                      record: Data(record.readableBytesView).base64EncodedString()))
-            cursor.positions[source] = arrival
-        }
-        return PullPage(events: events, next: cursor.encoded, more: more)
-    }
-
-    // MARK: Partners
-
-    /// A new invite.
-    ///
-    /// `Sendable`: a value type.
-    public struct Invite: Sendable, Codable {
-        /// The code to give the partner (shown once; only its hash is stored).
-        public var code: String
-        /// When it stops working.
-        public var expiresAt: Date
-    }
-
-    /// Creates a single-use invite of `reader` valid for `seconds`.
-    public func createInvite(reader: UUID, seconds: Int) async throws -> Invite {
-        let (code, hash) = Tokens.newInviteCode()
-        let rows = try await client.query("""
-            INSERT INTO invites (reader_id, code_hash, expires_at)
-            VALUES (\(reader), \(ByteBuffer(bytes: hash)), now() + make_interval(secs => \(Double(seconds))))
-            RETURNING expires_at
-            """, logger: logger)
-        var expires = Date()
-        for try await value in rows.decode(Date.self) { expires = value }
-        return Invite(code: code, expiresAt: expires)
-    }
-
-    /// Accepts an invite for `reader`: consumes it and pairs the two readers. Returns the inviter.
-    public func acceptInvite(code: String, reader: UUID) async throws -> UUID {
-        let hash = ByteBuffer(bytes: Tokens.inviteHash(code))
-        let inviter: UUID = try await transaction { connection in
-            let rows = try await connection.query("""
-                SELECT reader_id, expires_at <= now(), used_by IS NOT NULL FROM invites
-                WHERE code_hash = \(hash) FOR UPDATE
-                """, logger: logger)
-            var found: (UUID, Bool, Bool)?
-            for try await row in rows.decode((UUID, Bool, Bool).self) { found = row }
-            guard let (inviter, expired, used) = found else {
-                throw APIError(.notFound, "invite_not_found", field: "code", "no invite has this code")
-            }
-            if used { throw APIError(.gone, "invite_used", field: "code", "this invite was already accepted (single use)") }
-            if expired { throw APIError(.gone, "invite_expired", field: "code", "this invite has expired") }
-            if inviter == reader {
-                throw APIError(.badRequest, "own_invite", field: "code", "a reader cannot accept its own invite")
-            }
-            try await connection.query("""
-                UPDATE invites SET used_by = \(reader), used_at = now()
-                WHERE reader_id = \(inviter) AND code_hash = \(hash)
-                """, logger: logger)
-            try await connection.query("""
-                INSERT INTO partnerships (reader_id, partner_id) VALUES (\(inviter), \(reader)), (\(reader), \(inviter))
-                ON CONFLICT DO NOTHING
-                """, logger: logger)
-            try await notifyPartners(connection, [inviter, reader])
-            return inviter
-        }
-        return inviter
-    }
-
-    /// A partner as listed to a reader.
-    ///
-    /// `Sendable`: a value type.
-    public struct Partner: Sendable, Codable {
-        /// The partner's reader ID.
-        public var reader: String
-        /// Since when.
-        public var since: Date
-    }
-
-    /// The reader's partners.
-    public func partners(of reader: UUID) async throws -> [Partner] {
-        let rows = try await client.query(
-            "SELECT partner_id, since FROM partnerships WHERE reader_id = \(reader) ORDER BY since", logger: logger)
-        var result: [Partner] = []
-        for try await (partner, since) in rows.decode((UUID, Date).self) { result.append(Partner(reader: partner.lowercased, since: since)) }
-        return result
-    }
-
-    /// Ends a partnership (both directions); false when the two are not partners.
-    public func endPartnership(reader: UUID, partner: UUID) async throws -> Bool {
-        try await transaction { connection in
-            let rows = try await connection.query("""
-                DELETE FROM partnerships
-                WHERE (reader_id = \(reader) AND partner_id = \(partner)) OR (reader_id = \(partner) AND partner_id = \(reader))
-                RETURNING reader_id
-                """, logger: logger).collect()
-            if !rows.isEmpty { try await notifyPartners(connection, [reader, partner]) }
-            return !rows.isEmpty
-        }
-    }
-
-    /// The reader's share settings (the defaults when never set).
-    public func shareSettings(of reader: UUID) async throws -> ShareSettings {
-        let rows = try await client.query("SELECT groups FROM share_settings WHERE reader_id = \(reader)", logger: logger)
-        for try await groups in rows.decode([String].self) { return ShareSettings(groups: groups) }
-        return ShareSettings()
-    }
-
-    /// Replaces the reader's share settings; partners' devices see the change from their next pull.
-    public func setShareSettings(_ settings: ShareSettings, of reader: UUID) async throws {
-        try await transaction { connection in
-            try await connection.query("""
-                INSERT INTO share_settings (reader_id, groups) VALUES (\(reader), \(settings.groups.map(\.rawValue)))
-                ON CONFLICT (reader_id) DO UPDATE SET groups = excluded.groups, updated_at = now()
-                """, logger: logger)
-            try await notifyPartners(connection, [reader])
-        }
-    }
-
-    private func notifyPartners(_ connection: PostgresConnection, _ readers: [UUID]) async throws {
-        let payload = readers.map { $0.uuidString.lowercased() }.joined(separator: ",")
-        try await connection.query("SELECT pg_notify(\(Self.channel), \("p:" + payload))", logger: logger)
-    }
-}
-
-/// The devices this process authenticated in the last few seconds, by reader and token hash, so
-/// that a device's requests do not each look its token up in PostgreSQL. A revocation reaches
-/// every process through the NOTIFY channel (``LiveHub`` drops the device), the whole cache is
-/// dropped when the listening connection was lost (notices may have been missed), and an entry
-/// lives at most ``lifetime`` (the bound for a revocation that races a look-up).
-///
-/// `@unchecked Sendable`: the dictionary is only touched under `lock`.
-public final class TokenCache: @unchecked Sendable {
-    private struct Key: Hashable { let reader: UUID; let hash: [UInt8] }
-    private let lock = NSLock()
-    private var entries: [Key: (device: SyncStore.Device, expires: ContinuousClock.Instant)] = [:]
-    /// How long an entry is trusted.
-    public let lifetime: Duration = .seconds(10)
-
-    func device(reader: UUID, hash: [UInt8]) -> SyncStore.Device? {
-        lock.withLock {
-            guard let entry = entries[Key(reader: reader, hash: hash)] else { return nil }
-            guard entry.expires > .now else {
-                entries[Key(reader: reader, hash: hash)] = nil
-                return nil
-            }
-            return entry.device
-        }
-    }
-
-    func insert(_ device: SyncStore.Device, hash: [UInt8]) {
-        lock.withLock {
-            if entries.count > 100_000 { entries.removeAll() }
-            entries[Key(reader: device.reader, hash: hash)] = (device, .now + lifetime)
-        }
-    }
-
-    func remove(device: UUID) {
-        lock.withLock { entries = entries.filter { $0.value.device.device != device } }
-    }
-
-    func removeAll() {
-        lock.withLock { entries.removeAll() }
-    }
-}
-
-/// Where a device's pulls stand: for each reader it receives, the last arrival it has seen.
-/// Travels as an opaque base64url string (`after=` and `next`).
-///
-/// One number per reader rather than one global number: arrivals are numbered per reader under
-/// the reader's row lock, so they commit in order and partition by reader; a single global
-/// counter would either serialize every push of every reader or let a slow transaction commit
-/// behind a cursor that already passed its number (a lost event).
-///
-/// For a partner, the position also keeps the share groups it was computed with (``Share``), so
-/// that a group the partner turns on later is pulled from the start (``rescoped(_:to:)``).
-///
-/// `Sendable`: a value type.
-public struct PullCursor: Sendable, Hashable {
-    /// The last arrival seen, by reader.
-    public var positions: [UUID: Int64]
-    /// For each partner, the groups its position covers and what a restart already delivered.
-    public var shares: [UUID: Share]
-
-    /// The share groups a partner's position was computed with.
-    ///
-    /// `Sendable`: a value type.
-    public struct Share: Sendable, Hashable {
-        /// The groups pulled up to the position.
-        public var groups: Set<String>
-        /// After a restart: the events up to this arrival in ``skipGroups`` were delivered before
-        /// it (0: no restart under way).
-        public var skipThrough: Int64
-        /// See ``skipThrough``.
-        public var skipGroups: Set<String>
-    }
-
-    /// A cursor from the given positions (empty: from the beginning).
-    public init(positions: [UUID: Int64] = [:], shares: [UUID: Share] = [:]) {
-        self.positions = positions
-        self.shares = shares
-    }
-
-    /// The share of `partner`'s position for the groups it shares now, `current`: a group not in
-    /// the position's groups restarts the partner at arrival 0, skipping the events the device
-    /// received (up to the old position, in groups shared then and now); groups no longer shared
-    /// are dropped. A position without groups (a cursor of an older server) counts as computed
-    /// with `current`.
-    mutating func rescoped(_ partner: UUID, to current: Set<String>) -> Share {
-        let after = positions[partner] ?? 0
-        var share = shares[partner] ?? Share(groups: current, skipThrough: 0, skipGroups: [])
-        if after >= share.skipThrough { share.skipThrough = 0; share.skipGroups = [] }
-        if after > 0, !current.isSubset(of: share.groups) {
-            // Delivered so far: up to `after` in the position's groups and, during an earlier
-            // restart, up to its skip arrival in its skip groups (a subset of the position's).
-            if share.skipThrough == 0 {
-                share.skipThrough = after
-                share.skipGroups = share.groups
-            }
-            positions[partner] = 0
-        }
-        share.groups = current
-        share.skipGroups.formIntersection(current)
-        if share.skipGroups.isEmpty { share.skipThrough = 0 }
-        shares[partner] = share
-        return share
-    }
-
-    /// Parses a cursor; nil when it is not one this server wrote.
-    public init?(encoded: String) {
-        if encoded.isEmpty { self.init(); return }
-        guard let bytes = Tokens.decodeBase64url(encoded), let text = String(bytes: bytes, encoding: .utf8) else { return nil }
-        var positions: [UUID: Int64] = [:]
-        var shares: [UUID: Share] = [:]
-        func groups(_ text: Substring) -> Set<String>? {
-            let names = text.split(separator: ".").map(String.init)
-            return names.allSatisfy { ShareGroup(rawValue: $0) != nil } ? Set(names) : nil
-        }
-        for part in text.split(separator: ",") {
-            let fields = part.split(separator: ":", omittingEmptySubsequences: false)
-            guard fields.count == 2 || fields.count == 5, let reader = UUID(uuidString: String(fields[0])),
-                  let arrival = Int64(fields[1]), arrival >= 0 else { return nil }
-            positions[reader] = arrival
-            if fields.count == 5 {
-                guard let shared = groups(fields[2]), let skip = Int64(fields[3]), skip >= 0, let skipped = groups(fields[4]) else { return nil }
-                shares[reader] = Share(groups: shared, skipThrough: skip, skipGroups: skipped)
-            }
-        }
-        self.init(positions: positions, shares: shares)
-    }
-
-    /// The opaque form: `reader:arrival` for the device's own reader, and
-    /// `reader:arrival:groups:skipThrough:skipGroups` (groups joined by `.`) for a partner.
-    public var encoded: String {
-        let text = positions.sorted { $0.key.uuidString < $1.key.uuidString }.map { reader, arrival in
-            var entry = "\(reader.uuidString.lowercased()):\(arrival)"
-            if let share = shares[reader] {
-                entry += ":\(share.groups.sorted().joined(separator: ".")):\(share.skipThrough):\(share.skipGroups.sorted().joined(separator: "."))"
-            }
-            return entry
-        }.joined(separator: ",")
-        return Tokens.base64url(Array(text.utf8))
-    }
-}
-
-extension UUID {
-    /// The lowercase form every response uses.
-    var lowercased: String { uuidString.lowercased() }
 }

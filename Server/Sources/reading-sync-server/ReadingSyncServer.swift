@@ -20,6 +20,10 @@ struct ReadingSyncServer: AsyncParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free one (default: $SYNC_PORT or 8080).")
     var port: Int?
 
+    @Option(name: .customLong("replica-url"),
+            help: "A streaming read replica of the database that pulls read from (default: $REPLICA_URL, else none).")
+    var replicaURL: String?
+
     @Option(name: .customLong("pool-size"), help: "PostgreSQL connections (default: $SYNC_DB_POOL or 20).")
     var poolSize: Int?
 
@@ -28,6 +32,23 @@ struct ReadingSyncServer: AsyncParsableCommand {
 
     @Option(name: .customLong("max-body-bytes"), help: "Bytes per request body (default 4 MiB).")
     var maxBodyBytes: Int = 4 * 1024 * 1024
+
+    @Option(name: .customLong("max-connections"),
+            help: "Open connections at most; lowered to the open-file limit less the pool and 64 (default 4096).")
+    var maxConnections: Int = 4096
+
+    @Option(name: .customLong("header-timeout"), help: "Seconds to send a request's header (default 10).")
+    var headerTimeout: Double = 10
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds to send a request's body after its header (default 60).")
+    var bodyTimeout: Double = 60
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait for its next request (default 60).")
+    var idleTimeout: Double = 60
+
+    @Option(name: .customLong("acquire-timeout"),
+            help: "Seconds to wait for a database connection before answering 503 (default 2).")
+    var acquireTimeout: Double = 2
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default: $LOG_LEVEL or info).")
     var logLevel: String?
@@ -62,15 +83,26 @@ struct ReadingSyncServer: AsyncParsableCommand {
         guard (0...65535).contains(portValue) else { throw ValidationError("--port: must be 0 ... 65535") }
         let pool = poolSize ?? environment["SYNC_DB_POOL"].flatMap(Int.init) ?? 20
         guard pool >= 2 else { throw ValidationError("--pool-size: at least 2 (one connection listens)") }
+        for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout),
+                              ("--idle-timeout", idleTimeout), ("--acquire-timeout", acquireTimeout)] {
+            guard value > 0, value <= 86_400 else { throw ValidationError("\(name): must be more than 0 and at most 86400 seconds") }
+        }
+        guard maxConnections >= 8 else { throw ValidationError("--max-connections: at least 8") }
         var limits = ServerLimits()
         limits.maxBatchEvents = maxBatchEvents
         limits.maxBodyBytes = maxBodyBytes
+        limits.acquireTimeout = .milliseconds(Int64(acquireTimeout * 1000))
+        var connections = ConnectionPolicy()
+        connections.maxConnections = maxConnections
+        connections.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
+        connections.bodyTimeout = .milliseconds(Int64(bodyTimeout * 1000))
+        connections.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         var logger = Logger(label: "reading-sync-server")
         logger.logLevel = level
-        try await SyncServer.run(
-            ServerConfiguration(databaseURL: url, host: host ?? environment["SYNC_HOST"] ?? "127.0.0.1",
-                                port: portValue, poolSize: pool, limits: limits),
-            logger: logger)
+        var configuration = ServerConfiguration(databaseURL: url, host: host ?? environment["SYNC_HOST"] ?? "127.0.0.1",
+                                                port: portValue, poolSize: pool, limits: limits, connections: connections)
+        configuration.replicaURL = replicaURL ?? environment["REPLICA_URL"]
+        try await SyncServer.run(configuration, logger: logger)
     }
 }
 

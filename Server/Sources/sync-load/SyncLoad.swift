@@ -29,6 +29,10 @@ struct SyncLoad: AsyncParsableCommand {
     @Option(help: "Events per push.") var batch: Int = 10
     @Option(name: .customLong("ceiling-connections"), help: "Connections of the PostgreSQL ceiling run.")
     var ceilingConnections: Int = 20
+    @Option(name: .customLong("server-pid"), help: "The server's process ID: its CPU seconds per 1,000 events (from /proc).")
+    var serverPID: Int32?
+    @Flag(name: .customLong("separate-pull"), help: "Push, then pull in a second request (the old cycle); default: push with pull=1.")
+    var separatePull = false
 
     func run() async throws {
         guard let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
@@ -67,6 +71,8 @@ struct SyncLoad: AsyncParsableCommand {
         // The load: each device pushes a batch, then pulls what it lacks, until the deadline.
         let deadline = ContinuousClock.now + .seconds(seconds)
         let started = ContinuousClock.now
+        let serverCPUBefore = serverPID.flatMap(cpuSeconds(pid:))
+        let postgresCPUBefore = postgresCPUSeconds()
         let results = try await withThrowingTaskGroup(of: DeviceResult.self) { group in
             for (index, (reader, token)) in registered.enumerated() {
                 group.addTask {
@@ -91,10 +97,18 @@ struct SyncLoad: AsyncParsableCommand {
                         }
                         let body = Data(("{\"events\":[" + records.map { "{\"record\":\"\($0)\"}" }.joined(separator: ",") + "]}").utf8)
                         let pushStart = ContinuousClock.now
-                        let push = try await send(http, .POST, server + "/v1/events", token: token, body: body)
+                        let query = separatePull ? "" : "?pull=1&limit=100" + (cursor.isEmpty ? "" : "&after=\(cursor)")
+                        let push = try await send(http, .POST, server + "/v1/events" + query, token: token, body: body)
                         result.push.append(ContinuousClock.now - pushStart)
                         guard push.status == 200 else { result.errors += 1; continue }
                         result.stored += batch
+                        if !separatePull {
+                            guard let json = try JSONSerialization.jsonObject(with: push.body) as? [String: Any],
+                                  let page = json["page"] as? [String: Any] else { result.errors += 1; continue }
+                            cursor = page["next"] as? String ?? cursor
+                            result.pulled += (page["events"] as? [Any])?.count ?? 0
+                            continue
+                        }
                         let pullStart = ContinuousClock.now
                         let pull = try await send(http, .GET, server + "/v1/events?limit=100" + (cursor.isEmpty ? "" : "&after=\(cursor)"),
                                                   token: token, body: nil)
@@ -119,10 +133,14 @@ struct SyncLoad: AsyncParsableCommand {
         let pushes = results.flatMap(\.push).sorted()
         let pulls = results.flatMap(\.pull).sorted()
         let serverRate = Double(stored) / elapsedSeconds
+        let serverCPU = cpuDelta(from: serverCPUBefore, to: serverPID.flatMap(cpuSeconds(pid:)))
+        let postgresCPU = cpuDelta(from: postgresCPUBefore, to: postgresCPUSeconds())
 
         // The ceiling: the same rows (same sizes, same batch) straight into a copy of the events
         // table, one multi-row INSERT per batch in its own transaction, over a pool.
+        let ceilingCPUBefore = postgresCPUSeconds()
         let ceiling = try await measureCeiling(url: url, rows: stored, batch: batch, templates: templates)
+        let ceilingCPU = cpuDelta(from: ceilingCPUBefore, to: postgresCPUSeconds())
         try await http.shutdown()
 
         func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1000) }
@@ -136,6 +154,14 @@ struct SyncLoad: AsyncParsableCommand {
         print("pull latency p50 / p99          \(ms(p(pulls, 0.5))) / \(ms(p(pulls, 0.99)))")
         print("PostgreSQL ceiling (same rows)  \(String(format: "%.0f", ceiling)) events/s  (INSERT of \(batch) rows per transaction, \(ceilingConnections) connections)")
         print("ratio server / ceiling          \(String(format: "%.2f", serverRate / ceiling))x  (target >= 0.5x)")
+        func perThousand(_ seconds: Double?) -> String { seconds.map { String(format: "%.3f s", $0 / Double(max(stored, 1)) * 1000) } ?? "n/a" }
+        print("cycle                           \(separatePull ? "push, then pull (2 requests)" : "push with pull=1 (1 request)")")
+        print("server CPU per 1,000 events     \(perThousand(serverCPU))  (/proc/\(serverPID.map(String.init) ?? "?")/stat, user + system)")
+        print("PostgreSQL CPU per 1,000 events \(perThousand(postgresCPU))  (every postgres process, during the load)")
+        print("PostgreSQL CPU per 1,000 rows   \(perThousand(ceilingCPU))  (during the ceiling run)")
+        if let serverCPU, let ceilingCPU, ceilingCPU > 0 {
+            print("server CPU / PostgreSQL CPU     \(String(format: "%.2f", serverCPU / ceilingCPU))  (per event through the server / per row inserted alone)")
+        }
     }
 
     func measureCeiling(url: String, rows: Int, batch: Int, templates: [EventEnvelope]) async throws -> Double {
@@ -222,4 +248,35 @@ func postgresURL(_ text: String) throws -> PostgresClient.Configuration {
     return configuration
 }
 
+/// User plus system CPU seconds of process `pid` (fields 14 and 15 of /proc/<pid>/stat, in clock
+/// ticks); nil when it cannot be read.
+func cpuSeconds(pid: Int32) -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = text.lastIndex(of: ")") else { return nil }
+    // Fields after the command name (which may hold spaces): state is field 3.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
 
+/// CPU seconds of every process named `postgres` (the PostgreSQL server and its backends), or nil
+/// when /proc cannot be read. Backends that exit between two readings take their time with them,
+/// so this is a lower bound when connections come and go.
+func postgresCPUSeconds() -> Double? {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+    var total = 0.0
+    for entry in entries {
+        guard let pid = Int32(entry),
+              let name = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
+              name.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres",
+              let seconds = cpuSeconds(pid: pid) else { continue }
+        total += seconds
+    }
+    return total
+}
+
+/// `to - from`, when both were read.
+func cpuDelta(from start: Double?, to end: Double?) -> Double? {
+    guard let start, let end else { return nil }
+    return end - start
+}

@@ -53,4 +53,52 @@ struct MigrationTests {
                 """, database: database)
         }
     }
+
+    /// A database at migration 3 with the events of two readers: the server starts, the events
+    /// table is now hash-partitioned by reader (8 partitions), and every row is still there,
+    /// byte for byte, with its indexes (the same origin is still refused by PostgreSQL itself).
+    @Test func migration4PartitionsEventsByReaderAndKeepsEveryRow() throws {
+        let cluster = try PostgresCluster.shared.get()
+        let database = try cluster.createDatabase()
+        let older = Migrations.all.filter { $0.version <= 3 }
+        try cluster.psql("""
+            CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
+                                            applied_at timestamptz NOT NULL DEFAULT now());
+            \(older.flatMap(\.statements).joined(separator: ";\n"));
+            INSERT INTO schema_migrations (version, name) VALUES \(older.map { "(\($0.version), 'v\($0.version)')" }.joined(separator: ", "))
+            """, database: database)
+        var values: [String] = []
+        for (seed, reader) in [(UInt64(41), UUID()), (42, UUID())] {
+            for (index, event) in syntheticHistory(reader: reader, count: 300, seed: seed).enumerated() {
+                let record = Data(BinaryEventCodec.encodeRecord(event)).base64EncodedString()
+                values.append("('\(reader.uuidString)', \(index + 1), '\(event.eventID)', '\(event.origin!.replica)', \(event.origin!.sequence), "
+                              + "\(event.origin!.stamp), now(), '\(event.type.tag)', 'progress', decode('\(record)', 'base64'))")
+            }
+            try cluster.psql("INSERT INTO readers (reader_id, last_arrival) VALUES ('\(reader.uuidString)', 300)", database: database)
+        }
+        // In pieces: one argument of psql holds at most 128 KiB.
+        for start in stride(from: 0, to: values.count, by: 100) {
+            try cluster.psql("""
+                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
+                VALUES \(values[start..<min(start + 100, values.count)].joined(separator: ",\n"))
+                """, database: database)
+        }
+        let digest = "SELECT count(*) || ':' || md5(string_agg(reader_id::text || arrival || event_id || encode(record, 'hex'), ',' ORDER BY reader_id, arrival)) FROM events"
+        let before = try cluster.psql(digest, database: database)
+        #expect(before.hasPrefix("600:"))
+
+        let server = try ServerProcess.start(databaseURL: cluster.url(database: database))
+        defer { server.stop() }
+        #expect(try cluster.psql("SELECT relkind FROM pg_class WHERE relname = 'events'", database: database) == "p")
+        #expect(try cluster.psql("SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass", database: database) == "8")
+        #expect(try cluster.psql(digest, database: database) == before, "every row kept")
+        #expect(try cluster.psql("SELECT count(*) FROM ONLY events", database: database) == "0", "the rows live in the partitions")
+        #expect(throws: CommandError.self) {
+            try cluster.psql("""
+                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record)
+                SELECT reader_id, 1000, gen_random_uuid(), replica, sequence, stamp, occurred_at, type, share_group, record
+                FROM events WHERE arrival = 2 LIMIT 1
+                """, database: database)
+        }
+    }
 }

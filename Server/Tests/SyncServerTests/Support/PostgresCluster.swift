@@ -43,7 +43,9 @@ final class PostgresCluster: @unchecked Sendable {
         if case .success(let cluster) = shared { cluster.stop() }
     }
 
-    init() throws {
+    /// A new cluster; with `primary`, a streaming read replica of it (`pg_basebackup -R`: a copy
+    /// of the primary's data that follows its WAL, read-only).
+    init(replicaOf primary: PostgresCluster? = nil) throws {
         guard let binaries = Self.binariesDirectory else {
             throw CommandError(command: ["initdb"], status: -1, output: "PostgreSQL binaries not found")
         }
@@ -64,8 +66,13 @@ final class PostgresCluster: @unchecked Sendable {
                     """)
             }
         }
-        try pg("initdb", ["-D", dataDirectory, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
-                          "--locale=C"])
+        if let primary {
+            try pg("pg_basebackup", ["-h", primary.directory.path, "-p", "\(primary.port)", "-U", "postgres", "-D", dataDirectory,
+                                     "-R", "-X", "stream", "--no-sync", "--checkpoint=fast"])
+        } else {
+            try pg("initdb", ["-D", dataDirectory, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
+                              "--locale=C"])
+        }
         let conf = """
 
             listen_addresses = '127.0.0.1'

@@ -10,8 +10,9 @@ final class ServerProcess: @unchecked Sendable {
     let logFile: URL
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// Starts the server on `databaseURL` and waits (up to 60 s) for its "listening on" line.
-    static func start(databaseURL: String, arguments: [String] = []) throws -> ServerProcess {
+    /// Starts the server on `databaseURL` and waits (up to 60 s) for its "listening on" line;
+    /// `openFileLimit`: the server runs with this many open files at most (`ulimit -n`).
+    static func start(databaseURL: String, arguments: [String] = [], openFileLimit: Int? = nil) throws -> ServerProcess {
         guard let executable = builtExecutable(named: "reading-sync-server") else {
             throw CommandError(command: ["reading-sync-server"], status: -1, output: "not built beside the tests")
         }
@@ -19,11 +20,17 @@ final class ServerProcess: @unchecked Sendable {
         let logFile = directory.appendingPathComponent("stderr.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
-        process.executableURL = executable
+        let serverArguments = ["--database-url", databaseURL, "--port", "0", "--log-level", "warning",
+                               "--exit-when-stdin-closes"] + arguments
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", executable.path] + serverArguments
+        } else {
+            process.executableURL = executable
+            process.arguments = serverArguments
+        }
         // Its own directory, not the checkout's (which may sit in a directory others cannot enter).
         process.currentDirectoryURL = directory
-        process.arguments = ["--database-url", databaseURL, "--port", "0", "--log-level", "warning",
-                             "--exit-when-stdin-closes"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: logFile)

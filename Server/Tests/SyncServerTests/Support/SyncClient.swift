@@ -8,6 +8,7 @@ import ReadingEvents
 struct Reply: Sendable {
     let status: Int
     let body: Data
+    var headers: HTTPHeaders = [:]
 
     var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
     var text: String { String(decoding: body, as: UTF8.self) }
@@ -35,7 +36,7 @@ struct TestDevice: Sendable {
         }
         let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let buffer = try await response.body.collect(upTo: 64 * 1024 * 1024)
-        return Reply(status: Int(response.status.code), body: Data(buffer.readableBytesView))
+        return Reply(status: Int(response.status.code), body: Data(buffer.readableBytesView), headers: response.headers)
     }
 
     /// Registers the first device of `reader` on the server at `baseURL`.

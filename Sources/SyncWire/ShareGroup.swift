@@ -44,7 +44,8 @@ public enum ShareGroup: String, Sendable, Hashable, CaseIterable, Codable {
     }
 }
 
-/// What one reader shows its partners, by group. `books` is implied by any other group.
+/// What one reader shows its partners, by group (`GET`/`PUT /v1/share-settings`). `books` is
+/// implied by any other group.
 ///
 /// `Sendable`: a value type of booleans.
 public struct ShareSettings: Sendable, Hashable, Codable {

@@ -1,0 +1,586 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import ReadingEvents
+import SyncWire
+
+/// The server's data in PostgreSQL (``SyncStore``): readers, devices, events, partnerships,
+/// invites and share settings. Every method names the reader it acts for, and every query is
+/// scoped by it.
+///
+/// `Sendable`: holds a `PostgresClient` (Sendable) and constants.
+public struct PostgresSyncStore: SyncStore {
+    /// The connection pool.
+    public let client: PostgresClient
+    /// The pool pulls read from: a streaming read replica's (`--replica-url`), or ``client``.
+    /// A replica replays the primary's commits in order, and a reader's arrivals commit in
+    /// increasing order, so what a replica holds of a reader is a prefix of its log: a page read
+    /// there ends at the replica's position, and the cursor never passes an event the replica has
+    /// not replayed yet (it arrives on a later pull).
+    public let reads: PostgresClient
+    /// Where queries log.
+    public let logger: Logger
+
+    /// The LISTEN/NOTIFY channel of the live stream. Payloads: `e:<reader>:<group>,<group>` (new
+    /// events of a reader, in these share groups) and `p:<reader>,<reader>` (partnerships or share
+    /// settings of these readers changed).
+    public static let channel = "reading_sync"
+
+    /// Devices recently authenticated by this process (see ``TokenCache``).
+    public let tokens = TokenCache()
+
+    /// How long a request waits for a pooled connection before it is answered 503.
+    public let acquireTimeout: Duration
+
+    /// Creates a store over a running client.
+    public init(client: PostgresClient, reads: PostgresClient? = nil, logger: Logger, acquireTimeout: Duration = .seconds(2)) {
+        self.client = client
+        self.reads = reads ?? client
+        self.logger = logger
+        self.acquireTimeout = acquireTimeout
+    }
+
+    /// Runs `body` on a pooled connection. Waits at most ``acquireTimeout`` for the connection,
+    /// then throws 503 `unavailable` (the pool waits for a database that is down or restarting
+    /// for as long as it takes); once it has the connection, `body` takes the time it needs.
+    func withConnection<R: Sendable>(reading: Bool = false,
+                                     _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        let client = reading ? reads : client
+        let acquired = AcquiredFlag()
+        return try await withThrowingTaskGroup(of: AcquireOutcome<R>.self) { group in
+            group.addTask {
+                .done(try await client.withConnection { connection in
+                    acquired.set()
+                    return try await body(connection)
+                })
+            }
+            group.addTask {
+                try await Task.sleep(for: acquireTimeout)
+                return .timerEnded
+            }
+            while let outcome = try await group.next() {
+                switch outcome {
+                case .done(let value):
+                    group.cancelAll()
+                    return value
+                case .timerEnded:
+                    if !acquired.isSet {
+                        group.cancelAll()
+                        logger.error("no database connection within \(acquireTimeout): answering 503")
+                        throw APIError.unavailable
+                    }
+                }
+            }
+            throw APIError.unavailable
+        }
+    }
+
+    /// Runs `query` on a pooled connection (see ``withConnection(reading:_:)``; of ``reads`` when
+    /// `reading`) and returns its rows.
+    func rows(_ query: PostgresQuery, reading: Bool = false) async throws -> [PostgresRow] {
+        try await withConnection(reading: reading) { connection in try await connection.query(query, logger: logger).collect() }
+    }
+
+    /// Runs `body` in one transaction; an ``APIError`` thrown by `body` rolls back and is rethrown as is.
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        do {
+            return try await withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
+            }
+        } catch let error as PostgresTransactionError {
+            if let api = error.closureError as? APIError, error.rollbackError == nil { throw api }
+            throw error
+        }
+    }
+
+    // MARK: Devices
+
+
+
+    /// Registers the first device of a reader that the server does not know yet; 409 when the
+    /// reader exists (further devices register with an existing device's token).
+    public func registerFirstDevice(reader: UUID, name: String) async throws -> Registration {
+        try await transaction { connection in
+            let inserted = try await connection.query(
+                "INSERT INTO readers (reader_id) VALUES (\(reader)) ON CONFLICT DO NOTHING RETURNING reader_id",
+                logger: logger).collect()
+            guard !inserted.isEmpty else {
+                throw APIError(.conflict, "reader_exists", field: "reader",
+                               "this reader is registered; register another device with a token of one of its devices")
+            }
+            return try await insertDevice(connection, reader: reader, name: name)
+        }
+    }
+
+    /// Registers another device of the authenticated device's reader; 409 `device_limit` when the
+    /// reader has `limit` devices that are not revoked (the reader's row lock orders concurrent
+    /// registrations, so the count holds).
+    public func registerDevice(for device: SyncDevice, name: String, limit: Int) async throws -> Registration {
+        try await transaction { connection in
+            let rows = try await connection.query("""
+                SELECT (SELECT count(*) FROM devices WHERE reader_id = \(device.reader) AND revoked_at IS NULL)::bigint
+                FROM readers WHERE reader_id = \(device.reader) FOR UPDATE
+                """, logger: logger).collect()
+            if let count = try rows.first?.decode(Int64.self), count >= limit {
+                throw APIError(.conflict, "device_limit", field: "name",
+                               "a reader has at most \(limit) devices that are not revoked; revoke one (DELETE /v1/devices/{id}) first")
+            }
+            return try await insertDevice(connection, reader: device.reader, name: name)
+        }
+    }
+
+    private func insertDevice(_ connection: PostgresConnection, reader: UUID, name: String) async throws -> Registration {
+        let id = UUID()
+        let (token, hash) = Tokens.newDeviceToken(reader: reader)
+        try await connection.query("""
+            INSERT INTO devices (reader_id, device_id, token_hash, name)
+            VALUES (\(reader), \(id), \(ByteBuffer(bytes: hash)), \(name))
+            """, logger: logger)
+        return Registration(reader: reader.lowercased, device: id.lowercased, token: token)
+    }
+
+    /// The device a bearer token names, if the token is well formed, known and not revoked.
+    public func authenticate(token: String) async throws -> SyncDevice? {
+        guard let (reader, hash) = Tokens.parse(token) else { return nil }
+        if let device = tokens.device(reader: reader, hash: hash) { return device }
+        let statement = AuthenticateStatement(reader: reader, hash: ByteBuffer(bytes: hash))
+        let ids = try await withConnection { connection in
+            var ids: [UUID] = []
+            for try await id in try await connection.execute(statement, logger: logger) { ids.append(id) }
+            return ids
+        }
+        for id in ids {
+            let device = SyncDevice(reader: reader, device: id)
+            tokens.insert(device, hash: hash)
+            return device
+        }
+        return nil
+    }
+
+
+    /// The reader's devices.
+    public func devices(of reader: UUID) async throws -> [DeviceInfo] {
+        let rows = try await rows("""
+            SELECT device_id, name, created_at, revoked_at FROM devices WHERE reader_id = \(reader) ORDER BY created_at
+            """)
+        var result: [DeviceInfo] = []
+        for row in rows {
+            let (id, name, created, revoked) = try row.decode((UUID, String, Date, Date?).self)
+            result.append(DeviceInfo(device: id.lowercased, name: name, createdAt: created, revokedAt: revoked))
+        }
+        return result
+    }
+
+    /// Revokes a device of `reader`; false when the reader has no such device.
+    public func revoke(device: UUID, of reader: UUID) async throws -> Bool {
+        // Every server process drops the device from its token cache on the notice (this one at once).
+        let rows = try await rows("""
+            UPDATE devices SET revoked_at = coalesce(revoked_at, now())
+            WHERE reader_id = \(reader) AND device_id = \(device)
+            RETURNING device_id, pg_notify(\(Self.channel), \("r:" + reader.lowercased + ":" + device.lowercased))::text
+            """)
+        tokens.remove(device: device)
+        return !rows.isEmpty
+    }
+
+    // MARK: Events
+
+
+
+    /// Stores the events of `reader` that the server does not hold yet, all in one transaction,
+    /// numbering them in the reader's arrival order, and notifies listeners on commit.
+    ///
+    /// A copy is an event ID with an origin. A copy already stored is a duplicate, skipped. Another
+    /// copy of an event the reader holds (the same ID and fact, another origin: the same export
+    /// imported on two devices) is stored as an *alias* row, pulled like any event, so that every
+    /// device's vector moves over that replica's sequence numbers.
+    ///
+    /// Refuses the whole batch (409, nothing stored) when an event ID belongs to another reader or
+    /// is held with another fact, or when an event's (replica, sequence) already names another
+    /// event of `reader` or of one of its partners (the readers whose devices would receive both).
+    public func push(reader: UUID, events: [IncomingEvent]) async throws -> PushResult {
+        struct Copy: Hashable { let eventID: UUID; let replica: UUID?; let sequence: Int64 }
+        var seen: Set<Copy> = []
+        let unique = events.filter { seen.insert(Copy(eventID: $0.eventID, replica: $0.replica, sequence: $0.sequence)).inserted }
+        // A concurrent push of the same reader that committed after this statement's snapshot
+        // makes the unique indexes refuse a row (23505); the statement run again sees that push
+        // (it committed before the reader's row lock was granted) and answers for it.
+        for attempt in 1...3 {
+            do {
+                return try await pushOnce(reader: reader, unique, received: events.count)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                if attempt == 3 {
+                    throw APIError(.conflict, "origin_taken", field: "events", rule: ValidationRule.duplicateID.rawValue,
+                                   "a replica's sequence number in this batch already names another event of this reader")
+                }
+            }
+        }
+        preconditionFailure("unreachable: the last attempt returns or throws")
+    }
+
+    private func pushOnce(reader: UUID, _ unique: [IncomingEvent], received: Int) async throws -> PushResult {
+        let ids = unique.map(\.eventID)
+        // One statement (one round trip, atomic on its own). The reader's row lock orders its
+        // pushes: arrivals commit in increasing order, so a cursor past arrival N never skips an
+        // event that commits later with a smaller number. The look-up by event ID (indexed across
+        // readers) finds both the copies this reader already stored and IDs another reader uses
+        // (event IDs are global, and no unique index across readers can exist on a
+        // reader-partitioned table); an ID of another reader stores nothing. A copy is an alias
+        // when the reader holds its event ID, or an earlier row of the batch has it. The notice
+        // is sent at commit, to every server process that listens.
+        let replicas = unique.map { $0.replica?.lowercased ?? "" }
+        let statement = PushStatement(reader: reader, ids: ids, replicas: replicas, sequences: unique.map(\.sequence),
+                                      stamps: unique.map(\.stamp), occurredAt: unique.map(\.occurredAt), types: unique.map(\.type),
+                                      groups: unique.map(\.group.rawValue), records: unique.map(\.record), facts: unique.map(\.fact),
+                                      channel: Self.channel, payloadPrefix: "e:" + reader.lowercased + ":")
+        let rows = try await withConnection { connection in
+            var rows: [PushStatement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+        var result = PushResult(stored: 0, duplicates: received, lastArrival: 0)
+        for (stored, last, foreign, taken, otherFact) in rows {
+            if let foreign {
+                let index = unique.first { $0.eventID == foreign }?.index ?? 0
+                throw APIError(.conflict, "event_id_taken", field: "events[\(index)].record.eventID",
+                               "event ID \(foreign.lowercased) belongs to another reader")
+            }
+            if let taken, let event = unique.first(where: { $0.eventID == taken }) {
+                throw APIError.originTaken(event)
+            }
+            if let otherFact, let event = unique.first(where: { $0.eventID == otherFact }) {
+                throw APIError.otherFact(event)
+            }
+            result = PushResult(stored: Int(stored), duplicates: received - Int(stored), lastArrival: last)
+        }
+        return result
+    }
+
+
+
+
+    /// The readers whose events `reader`'s devices receive: itself (everything) and its partners
+    /// (only the groups each partner shares), partners sorted by ID.
+    public func sources(of reader: UUID) async throws -> [(reader: UUID, groups: [String]?)] {
+        var result: [(reader: UUID, groups: [String]?)] = [(reader, nil)]
+        let rows = try await rows("""
+            SELECT p.partner_id, s.groups FROM partnerships p
+            LEFT JOIN share_settings s ON s.reader_id = p.partner_id
+            WHERE p.reader_id = \(reader) ORDER BY p.partner_id
+            """, reading: true)
+        for row in rows {
+            let (partner, groups) = try row.decode((UUID, [String]?).self)
+            result.append((partner, groups ?? ShareSettings().groups.map(\.rawValue)))
+        }
+        return result
+    }
+
+    /// What `reader`'s device lacks after `cursor`: its own events and what partners share, up to `limit`.
+    ///
+    /// A partner's position in the cursor remembers the groups it was computed with. When the
+    /// partner now shares a group it did not then, that partner is pulled again from its first
+    /// arrival, skipping what the device already received (events up to the old position in
+    /// groups shared both before and now), so the newly shared group's earlier events arrive
+    /// once. A group no longer shared is simply not pulled any more.
+    public func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
+        var cursor = cursor
+        var scans: [(reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)] = []
+        for (source, groups) in try await sources(of: reader) {
+            let after = cursor.positions[source] ?? 0
+            guard let groups else {
+                scans.append((source, after, "*", 0, ""))
+                continue
+            }
+            let share = cursor.rescoped(source, to: Set(groups))
+            scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
+                          share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
+        }
+        // One statement: for each source (the reader, then each partner still paired, with the
+        // groups read above), at most `limit` events after its position, in its groups, minus what
+        // a restarted partner already delivered; the first `limit` rows in (own first, partners by
+        // ID, arrival) order make the page.
+        let statement = PullStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after), groups: scans.map(\.groups),
+                                      skipThrough: scans.map(\.skipThrough), skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
+        let rows = try await withConnection(reading: true) { connection in
+            var rows: [PullStatement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+        var events: [PulledEvent] = []
+        var more = false
+        for (source, arrival, id, record) in rows {
+            if events.count == limit { more = true; continue }
+            events.append(PulledEvent(reader: source.lowercased, arrival: arrival, eventID: id.lowercased,
+                                      record: Data(record.readableBytesView).base64EncodedString()))
+            cursor.positions[source] = arrival
+        }
+        return PullPage(events: events, next: cursor.encoded, more: more)
+    }
+
+    // MARK: Partners
+
+
+    /// Creates a single-use invite of `reader` valid for `seconds`.
+    public func createInvite(reader: UUID, seconds: Int) async throws -> Invite {
+        let (code, hash) = Tokens.newInviteCode()
+        let rows = try await rows("""
+            INSERT INTO invites (reader_id, code_hash, expires_at)
+            VALUES (\(reader), \(ByteBuffer(bytes: hash)), now() + make_interval(secs => \(Double(seconds))))
+            RETURNING expires_at
+            """)
+        var expires = Date()
+        for row in rows { expires = try row.decode(Date.self) }
+        return Invite(code: code, expiresAt: expires.formatted(.iso8601))
+    }
+
+    /// Accepts an invite for `reader`: consumes it and pairs the two readers. Returns the inviter.
+    public func acceptInvite(code: String, reader: UUID) async throws -> UUID {
+        let hash = ByteBuffer(bytes: Tokens.inviteHash(code))
+        let inviter: UUID = try await transaction { connection in
+            let rows = try await connection.query("""
+                SELECT reader_id, expires_at <= now(), used_by IS NOT NULL FROM invites
+                WHERE code_hash = \(hash) FOR UPDATE
+                """, logger: logger)
+            var found: (UUID, Bool, Bool)?
+            for try await row in rows.decode((UUID, Bool, Bool).self) { found = row }
+            guard let (inviter, expired, used) = found else {
+                throw APIError(.notFound, "invite_not_found", field: "code", "no invite has this code")
+            }
+            if used { throw APIError(.gone, "invite_used", field: "code", "this invite was already accepted (single use)") }
+            if expired { throw APIError(.gone, "invite_expired", field: "code", "this invite has expired") }
+            if inviter == reader {
+                throw APIError(.badRequest, "own_invite", field: "code", "a reader cannot accept its own invite")
+            }
+            try await connection.query("""
+                UPDATE invites SET used_by = \(reader), used_at = now()
+                WHERE reader_id = \(inviter) AND code_hash = \(hash)
+                """, logger: logger)
+            try await connection.query("""
+                INSERT INTO partnerships (reader_id, partner_id) VALUES (\(inviter), \(reader)), (\(reader), \(inviter))
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+            try await notifyPartners(connection, [inviter, reader])
+            return inviter
+        }
+        return inviter
+    }
+
+
+    /// The reader's partners.
+    public func partners(of reader: UUID) async throws -> [Partner] {
+        let rows = try await rows("SELECT partner_id, since FROM partnerships WHERE reader_id = \(reader) ORDER BY since")
+        var result: [Partner] = []
+        for row in rows {
+            let (partner, since) = try row.decode((UUID, Date).self)
+            result.append(Partner(reader: partner.lowercased, since: since))
+        }
+        return result
+    }
+
+    /// Ends a partnership (both directions); false when the two are not partners.
+    public func endPartnership(reader: UUID, partner: UUID) async throws -> Bool {
+        try await transaction { connection in
+            let rows = try await connection.query("""
+                DELETE FROM partnerships
+                WHERE (reader_id = \(reader) AND partner_id = \(partner)) OR (reader_id = \(partner) AND partner_id = \(reader))
+                RETURNING reader_id
+                """, logger: logger).collect()
+            if !rows.isEmpty { try await notifyPartners(connection, [reader, partner]) }
+            return !rows.isEmpty
+        }
+    }
+
+    /// Answers when the database does.
+    public func ping() async throws {
+        _ = try await rows("SELECT 1")
+    }
+
+    /// The reader's share settings (the defaults when never set).
+    public func shareSettings(of reader: UUID) async throws -> ShareSettings {
+        for row in try await rows("SELECT groups FROM share_settings WHERE reader_id = \(reader)") {
+            return ShareSettings(groups: try row.decode([String].self))
+        }
+        return ShareSettings()
+    }
+
+    /// Replaces the reader's share settings; partners' devices see the change from their next pull.
+    public func setShareSettings(_ settings: ShareSettings, of reader: UUID) async throws {
+        try await transaction { connection in
+            try await connection.query("""
+                INSERT INTO share_settings (reader_id, groups) VALUES (\(reader), \(settings.groups.map(\.rawValue)))
+                ON CONFLICT (reader_id) DO UPDATE SET groups = excluded.groups, updated_at = now()
+                """, logger: logger)
+            try await notifyPartners(connection, [reader])
+        }
+    }
+
+    private func notifyPartners(_ connection: PostgresConnection, _ readers: [UUID]) async throws {
+        let payload = readers.map { $0.uuidString.lowercased() }.joined(separator: ",")
+        try await connection.query("SELECT pg_notify(\(Self.channel), \("p:" + payload))", logger: logger)
+    }
+}
+
+/// The devices this process authenticated in the last few seconds, by reader and token hash, so
+/// that a device's requests do not each look its token up in PostgreSQL. A revocation reaches
+/// every process through the NOTIFY channel (``LiveHub`` drops the device), the whole cache is
+/// dropped when the listening connection was lost (notices may have been missed), and an entry
+/// lives at most ``lifetime`` (the bound for a revocation that races a look-up).
+///
+/// `@unchecked Sendable`: the dictionary is only touched under `lock`.
+public final class TokenCache: @unchecked Sendable {
+    /// An empty cache.
+    public init() {}
+    private struct Key: Hashable { let reader: UUID; let hash: [UInt8] }
+    private let lock = NSLock()
+    private var entries: [Key: (device: SyncDevice, expires: ContinuousClock.Instant)] = [:]
+    /// How long an entry is trusted.
+    public let lifetime: Duration = .seconds(10)
+
+    /// The device of `reader`'s token with this hash, if verified within ``lifetime``.
+    public func device(reader: UUID, hash: [UInt8]) -> SyncDevice? {
+        lock.withLock {
+            guard let entry = entries[Key(reader: reader, hash: hash)] else { return nil }
+            guard entry.expires > .now else {
+                entries[Key(reader: reader, hash: hash)] = nil
+                return nil
+            }
+            return entry.device
+        }
+    }
+
+    /// Remembers a verified token.
+    public func insert(_ device: SyncDevice, hash: [UInt8]) {
+        lock.withLock {
+            if entries.count > 100_000 { entries.removeAll() }
+            entries[Key(reader: device.reader, hash: hash)] = (device, .now + lifetime)
+        }
+    }
+
+    /// Forgets a device's tokens (it was revoked).
+    public func remove(device: UUID) {
+        lock.withLock { entries = entries.filter { $0.value.device.device != device } }
+    }
+
+    /// Forgets every token.
+    public func removeAll() {
+        lock.withLock { entries.removeAll() }
+    }
+}
+
+/// Where a device's pulls stand: for each reader it receives, the last arrival it has seen.
+/// Travels as an opaque base64url string (`after=` and `next`).
+///
+/// One number per reader rather than one global number: arrivals are numbered per reader under
+/// the reader's row lock, so they commit in order and partition by reader; a single global
+/// counter would either serialize every push of every reader or let a slow transaction commit
+/// behind a cursor that already passed its number (a lost event).
+///
+/// For a partner, the position also keeps the share groups it was computed with (``Share``), so
+/// that a group the partner turns on later is pulled from the start (``rescoped(_:to:)``).
+///
+/// `Sendable`: a value type.
+public struct PullCursor: Sendable, Hashable {
+    /// The last arrival seen, by reader.
+    public var positions: [UUID: Int64]
+    /// For each partner, the groups its position covers and what a restart already delivered.
+    public var shares: [UUID: Share]
+
+    /// The share groups a partner's position was computed with.
+    ///
+    /// `Sendable`: a value type.
+    public struct Share: Sendable, Hashable {
+        /// The groups pulled up to the position.
+        public var groups: Set<String>
+        /// After a restart: the events up to this arrival in ``skipGroups`` were delivered before
+        /// it (0: no restart under way).
+        public var skipThrough: Int64
+        /// See ``skipThrough``.
+        public var skipGroups: Set<String>
+    }
+
+    /// A cursor from the given positions (empty: from the beginning).
+    public init(positions: [UUID: Int64] = [:], shares: [UUID: Share] = [:]) {
+        self.positions = positions
+        self.shares = shares
+    }
+
+    /// The share of `partner`'s position for the groups it shares now, `current`: a group not in
+    /// the position's groups restarts the partner at arrival 0, skipping the events the device
+    /// received (up to the old position, in groups shared then and now); groups no longer shared
+    /// are dropped. A position without groups (a cursor of an older server) counts as computed
+    /// with `current`.
+    public mutating func rescoped(_ partner: UUID, to current: Set<String>) -> Share {
+        let after = positions[partner] ?? 0
+        var share = shares[partner] ?? Share(groups: current, skipThrough: 0, skipGroups: [])
+        if after >= share.skipThrough { share.skipThrough = 0; share.skipGroups = [] }
+        if after > 0, !current.isSubset(of: share.groups) {
+            // Delivered so far: up to `after` in the position's groups and, during an earlier
+            // restart, up to its skip arrival in its skip groups (a subset of the position's).
+            if share.skipThrough == 0 {
+                share.skipThrough = after
+                share.skipGroups = share.groups
+            }
+            positions[partner] = 0
+        }
+        share.groups = current
+        share.skipGroups.formIntersection(current)
+        if share.skipGroups.isEmpty { share.skipThrough = 0 }
+        shares[partner] = share
+        return share
+    }
+
+    /// Parses a cursor; nil when it is not one this server wrote.
+    public init?(encoded: String) {
+        if encoded.isEmpty { self.init(); return }
+        guard let bytes = Tokens.decodeBase64url(encoded), let text = String(bytes: bytes, encoding: .utf8) else { return nil }
+        var positions: [UUID: Int64] = [:]
+        var shares: [UUID: Share] = [:]
+        func groups(_ text: Substring) -> Set<String>? {
+            let names = text.split(separator: ".").map(String.init)
+            return names.allSatisfy { ShareGroup(rawValue: $0) != nil } ? Set(names) : nil
+        }
+        for part in text.split(separator: ",") {
+            let fields = part.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count == 2 || fields.count == 5, let reader = UUID(uuidString: String(fields[0])),
+                  let arrival = Int64(fields[1]), arrival >= 0 else { return nil }
+            positions[reader] = arrival
+            if fields.count == 5 {
+                guard let shared = groups(fields[2]), let skip = Int64(fields[3]), skip >= 0, let skipped = groups(fields[4]) else { return nil }
+                shares[reader] = Share(groups: shared, skipThrough: skip, skipGroups: skipped)
+            }
+        }
+        self.init(positions: positions, shares: shares)
+    }
+
+    /// The opaque form: `reader:arrival` for the device's own reader, and
+    /// `reader:arrival:groups:skipThrough:skipGroups` (groups joined by `.`) for a partner.
+    public var encoded: String {
+        let text = positions.sorted { $0.key.uuidString < $1.key.uuidString }.map { reader, arrival in
+            var entry = "\(reader.uuidString.lowercased()):\(arrival)"
+            if let share = shares[reader] {
+                entry += ":\(share.groups.sorted().joined(separator: ".")):\(share.skipThrough):\(share.skipGroups.sorted().joined(separator: "."))"
+            }
+            return entry
+        }.joined(separator: ",")
+        return Tokens.base64url(Array(text.utf8))
+    }
+}
+
+extension UUID {
+    /// The lowercase form every response uses.
+    var lowercased: String { uuidString.lowercased() }
+}
+
+/// What ended first in ``PostgresSyncStore/withConnection(reading:_:)``: the work, or the acquire timer.
+enum AcquireOutcome<R: Sendable>: Sendable { case done(R), timerEnded }
+
+/// Whether ``PostgresSyncStore/withConnection(reading:_:)`` got its connection.
+///
+/// `@unchecked Sendable`: `value` is only touched under `lock`.
+final class AcquiredFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+// The statements of every request's hot path, prepared once per connection (PostgresNIO prepares
+// a statement on a connection the first time it runs there): no planning per request. Each
+// parameter is cast in the SQL so that its type never depends on inference.
+
+/// The push (see ``PostgresSyncStore/push(reader:events:)``): one statement, the batch as arrays.
+///
+/// `Sendable`: a value type of Sendable arrays.
+struct PushStatement: PostgresPreparedStatement {
+    static let sql = """
+            WITH locked AS (
+                SELECT last_arrival FROM readers WHERE reader_id = $1::uuid FOR UPDATE
+            ), incoming AS (
+                SELECT * FROM unnest($2::uuid[], $3::text[], $4::bigint[],
+                                     $5::bigint[], $6::timestamptz[],
+                                     $7::text[], $8::text[],
+                                     $9::bytea[], $10::bytea[])
+                              WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
+            ), known AS (
+                SELECT event_id, reader_id, replica, sequence, fact FROM events WHERE event_id = ANY($2::uuid[])
+            ), foreign_id AS (
+                SELECT event_id FROM known WHERE reader_id <> $1::uuid LIMIT 1
+            ), held AS (
+                SELECT i.n FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = $1
+                    AND k.replica IS NOT DISTINCT FROM nullif(i.r, '')::uuid AND k.sequence = i.s
+            ), other_fact AS (
+                SELECT i.e FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = $1
+                WHERE k.fact IS DISTINCT FROM i.f AND i.n NOT IN (SELECT n FROM held)
+                ORDER BY i.n LIMIT 1
+            ), receivers AS (
+                SELECT $1::uuid AS reader_id
+                UNION ALL SELECT partner_id FROM partnerships WHERE reader_id = $1
+            ), origin_taken AS (
+                SELECT i.e FROM incoming i JOIN events x ON x.replica = nullif(i.r, '')::uuid AND x.sequence = i.s
+                WHERE x.event_id <> i.e AND x.reader_id IN (SELECT reader_id FROM receivers)
+                  AND i.n NOT IN (SELECT n FROM held)
+                ORDER BY i.n LIMIT 1
+            ), fresh AS (
+                SELECT i.*, row_number() OVER (ORDER BY i.n) AS k,
+                       EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e)
+                       OR EXISTS (SELECT 1 FROM incoming j WHERE j.e = i.e AND j.n < i.n) AS a
+                FROM incoming i
+                WHERE i.n NOT IN (SELECT n FROM held) AND NOT EXISTS (SELECT 1 FROM foreign_id)
+                  AND NOT EXISTS (SELECT 1 FROM origin_taken) AND NOT EXISTS (SELECT 1 FROM other_fact)
+            ), inserted AS (
+                INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record,
+                                    alias, fact)
+                SELECT $1::uuid, (SELECT last_arrival FROM locked) + k, e, nullif(r, '')::uuid, s, h, o, t, g, b, a, f FROM fresh
+                RETURNING arrival, share_group
+            ), bumped AS (
+                UPDATE readers SET last_arrival = (SELECT max(arrival) FROM inserted)
+                WHERE reader_id = $1::uuid AND EXISTS (SELECT 1 FROM inserted)
+                RETURNING last_arrival, pg_notify($11::text, $12::text
+                    || (SELECT string_agg(DISTINCT share_group, ',') FROM inserted))::text AS notified
+            )
+            SELECT (SELECT count(*) FROM inserted)::bigint,
+                   coalesce((SELECT last_arrival FROM bumped WHERE notified IS NOT NULL OR notified IS NULL),
+                            (SELECT last_arrival FROM locked), 0)::bigint,
+                   (SELECT event_id FROM foreign_id),
+                   (SELECT e FROM origin_taken),
+                   (SELECT e FROM other_fact)
+        """
+    typealias Row = (Int64, Int64, UUID?, UUID?, UUID?)
+
+    var reader: UUID
+    var ids: [UUID]
+    var replicas: [String]
+    var sequences: [Int64]
+    var stamps: [Int64]
+    var occurredAt: [Date]
+    var types: [String]
+    var groups: [String]
+    var records: [ByteBuffer]
+    var facts: [ByteBuffer]
+    var channel: String
+    var payloadPrefix: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 12)
+        bindings.append(reader)
+        bindings.append(ids)
+        bindings.append(replicas)
+        bindings.append(sequences)
+        bindings.append(stamps)
+        bindings.append(occurredAt)
+        bindings.append(types)
+        bindings.append(groups)
+        bindings.append(records)
+        bindings.append(facts)
+        bindings.append(channel)
+        bindings.append(payloadPrefix)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// The pull (see ``PostgresSyncStore/pull(reader:after:limit:)``): one statement over the sources.
+///
+/// `Sendable`: a value type of Sendable arrays.
+struct PullStatement: PostgresPreparedStatement {
+    static let sql = """
+            WITH src AS (
+                SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::text[],
+                                     $5::bigint[], $6::text[])
+                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
+                WHERE s.reader_id = $1::uuid
+                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = $1::uuid AND p.partner_id = s.reader_id)
+            )
+            SELECT src.reader_id, e.arrival, e.event_id, e.record
+            FROM src CROSS JOIN LATERAL (
+                SELECT arrival, event_id, record FROM events e
+                WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
+                  AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
+                  AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
+                ORDER BY e.arrival LIMIT $7::bigint
+            ) e
+            ORDER BY src.reader_id <> $1::uuid, src.reader_id, e.arrival
+            LIMIT $7::bigint
+        """
+    typealias Row = (UUID, Int64, UUID, ByteBuffer)
+
+    var reader: UUID
+    var sources: [UUID]
+    var after: [Int64]
+    var groups: [String]
+    var skipThrough: [Int64]
+    var skipGroups: [String]
+    var limit: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(reader)
+        bindings.append(sources)
+        bindings.append(after)
+        bindings.append(groups)
+        bindings.append(skipThrough)
+        bindings.append(skipGroups)
+        bindings.append(limit)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// A token look-up (see ``PostgresSyncStore/authenticate(token:)``).
+///
+/// `Sendable`: a value type.
+struct AuthenticateStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT device_id FROM devices WHERE reader_id = $1::uuid AND token_hash = $2::bytea AND revoked_at IS NULL
+        """
+    typealias Row = UUID
+
+    var reader: UUID
+    var hash: ByteBuffer
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(reader)
+        bindings.append(hash)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(UUID.self) }
+}
