@@ -11,7 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-command -v st >/dev/null 2>&1 || python3 -m pip install -q schemathesis
+# Pinned: the flags and checks below are those of schemathesis 4.32. Run as a module
+# (`python3 -m schemathesis.cli`), so no console-script shim (pyenv) is needed after the install.
+python3 -c "import schemathesis" 2>/dev/null || python3 -m pip install -q "schemathesis==4.32.5"
 swift build --package-path Server --product reading-sync-server
 bin=$(swift build --package-path Server --show-bin-path)
 dir=$(mktemp -d)
@@ -41,6 +43,6 @@ PY
 # Run in the temporary directory: schemathesis keeps its files (.schemathesis/) where it runs.
 schema="$PWD/Server/Sources/SyncServerCore/openapi.yaml"
 cd "$dir"
-st run "$schema" --url "http://127.0.0.1:$port" \
+python3 -m schemathesis.cli run "$schema" --url "http://127.0.0.1:$port" \
     -H "Authorization: Bearer $token" --seed 1 --exclude-path /v1/stream --request-timeout 10 \
     --max-examples 100 "$@"
