@@ -3,7 +3,7 @@
 # (lines starting with "RELIABILITY").
 #
 # Usage: Scripts/stress.sh [quick|long]     (default: long)
-#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom'` runs)
+#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom|SpilledPages'` runs)
 #   long   the long versions below
 #
 # Environment variables (read by the tests; CI defaults in brackets, long-run values set here
@@ -23,6 +23,8 @@
 #   SYNC_SOAK_SEEDS                 [3]    seeds of the randomized convergence test (devices, a
 #                                          partner, imports, copies, restores, injected records)        long: 200
 #   SYNC_SOAK_STEPS                 [120]  steps per seed                                              long: 300
+#   LMDB_SPILL_TEST                 [runs when the temp dir has 4 GiB free] a write transaction
+#                                          past LMDB's dirty room reads its spilled pages back          long: 1
 #   STRESS_CONFIG                   [release when testable imports build there, else debug]
 #   STRESS_SCRATCH                  [.build-stress] SwiftPM scratch path
 #
@@ -43,12 +45,13 @@ if [[ "$mode" == long ]]; then
     export RELIABILITY_SHORTFILE_TRIALS="${RELIABILITY_SHORTFILE_TRIALS:-2000}"
     export SYNC_SOAK_SEEDS="${SYNC_SOAK_SEEDS:-200}"
     export SYNC_SOAK_STEPS="${SYNC_SOAK_STEPS:-300}"
+    export LMDB_SPILL_TEST="${LMDB_SPILL_TEST:-1}"
 fi
 scratch="${STRESS_SCRATCH:-.build-stress}"
 config="${STRESS_CONFIG:-release}"
 
 echo "== reliability stress ($mode, $config) =="
-env | grep -E '^(RELIABILITY_|FUZZ_|SYNC_SOAK_)' | sort || true
+env | grep -E '^(RELIABILITY_|FUZZ_|SYNC_SOAK_|LMDB_SPILL_)' | sort || true
 
 build() {
     # Release needs -enable-testing for the suites' @testable imports; debug has it already.
@@ -71,7 +74,7 @@ fi
 log="$(mktemp -t reliability-XXXXXX.log)"
 start=$(date +%s)
 set +e
-swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom' 2>&1 | tee "$log"
+swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom|SpilledPages' 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)

@@ -195,11 +195,14 @@ struct MapBounds: Sendable {
     let validEnd: UInt
     /// Write transactions also return values from their own dirty pages, which live outside the map.
     let allowOutsideMap: Bool
+    /// The data file's descriptor, for a write transaction's second look at the file's size (`-1`:
+    /// none).
+    var fileDescriptor: Int32 = -1
 
     /// Reads the bounds for a transaction of `environment` mapped at `map` (`nil`: unknown, no
     /// checks): `me_last_pgno` of the latest snapshot and the data file's size.
     static func current(environment: OpaquePointer, map: (start: UInt, end: UInt)?, write: Bool) -> MapBounds {
-        guard let map else { return MapBounds(mapStart: 0, mapEnd: 0, validEnd: 0, allowOutsideMap: true) }
+        guard let map else { return MapBounds(mapStart: 0, mapEnd: 0, validEnd: 0, allowOutsideMap: true, fileDescriptor: -1) }
         var info = MDB_envinfo()
         mdb_env_info(environment, &info)
         var stat = MDB_stat()
@@ -213,7 +216,18 @@ struct MapBounds: Sendable {
         let used = UInt(info.me_last_pgno + 1) * UInt(stat.ms_psize)
         // A write transaction may read pages it wrote past the old last page: only the file bounds it.
         let valid = min(map.end - map.start, write ? fileSize : min(fileSize, used))
-        return MapBounds(mapStart: map.start, mapEnd: map.end, validEnd: map.start + valid, allowOutsideMap: write)
+        return MapBounds(mapStart: map.start, mapEnd: map.end, validEnd: map.start + valid, allowOutsideMap: write,
+                         fileDescriptor: write ? fd : -1)
+    }
+
+    /// Whether `end` lies in the data file as it is now: a write transaction with more dirty pages
+    /// than LMDB keeps in memory spills some to the file, past its size when the transaction
+    /// began, and reads them back through the map. Asked only of a value past ``validEnd``.
+    private func isInFileNow(_ end: UInt) -> Bool {
+        guard allowOutsideMap, fileDescriptor >= 0 else { return false }
+        var st = stat_t()
+        guard fstat(fileDescriptor, &st) == 0 else { return false }
+        return end <= mapStart + min(mapEnd - mapStart, UInt(st.st_size))
     }
 
     /// The value as a buffer, or `MDB_CORRUPTED` when it lies (partly) outside the valid pages.
@@ -222,7 +236,7 @@ struct MapBounds: Sendable {
         let (end, overflow) = address.addingReportingOverflow(UInt(value.mv_size))
         let insideMap = address >= mapStart && address < mapEnd
         if value.mv_size > 0, mapEnd > 0 {
-            if overflow || (insideMap && end > validEnd) || (!insideMap && !allowOutsideMap) || address == 0 {
+            if overflow || (insideMap && end > validEnd && !isInFileNow(end)) || (!insideMap && !allowOutsideMap) || address == 0 {
                 throw LMDBError(operation: operation(), code: MDB_CORRUPTED,
                                 message: "a stored value lies outside the data file's pages (the file is damaged)")
             }
