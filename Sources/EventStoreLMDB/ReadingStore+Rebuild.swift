@@ -64,7 +64,7 @@ extension ReadingStore {
             let last = try log.lastPosition(in: txn)
             try ensureReaderIndexCovers(last, txn)
             let target = 1 - (try activeGeneration(txn))
-            for (_, table) in generations[target].all { try txn.removeAll(table) }
+            for (_, database) in generations[target].all { try txn.removeAll(database) }
             // The shadow generation's checkpoint stays 0 until the pass has written every reader.
             try setCheckpoint(txn, generation: target, 0)
             return (target, last)
@@ -123,12 +123,12 @@ extension ReadingStore {
                         return true
                     }
                 }
-                for (_, table) in generations[target].all { try txn.removeAll(table) }
+                for (_, database) in generations[target].all { try txn.removeAll(database) }
                 try setCheckpoint(txn, generation: target, 0)
                 return tail
             }
             try txn.put(viewMeta, "generation", [UInt8(target)])
-            for (_, table) in generations[old].all { try txn.removeAll(table) }
+            for (_, database) in generations[old].all { try txn.removeAll(database) }
             try setCheckpoint(txn, generation: old, 0)
             return tail
         }

@@ -94,13 +94,13 @@ extension ViewDatabases {
     func replace(reader: ReaderID, with views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
         precondition(views.reader == reader, "the views are of another reader")
         let prefix = ReaderIDKey.encode(reader)
-        for (_, table) in all {
+        for (_, database) in all {
             var keys: [[UInt8]] = []
-            try txn.forEach(table, from: prefix, prefix: prefix) { key, _ in
+            try txn.forEach(database, from: prefix, prefix: prefix) { key, _ in
                 keys.append(key)
                 return true
             }
-            for key in keys { try txn.delete(table, key) }
+            for key in keys { try txn.delete(database, key) }
         }
         try write(views, txn, append: false)
     }
