@@ -169,8 +169,10 @@ public final class ReadingStore: Sendable {
     /// the rules of issue 25 (a re-added finished book stays finished, a session's end position
     /// resumes a did-not-finish book, a session closed before its start stays closed) and the
     /// reader's last event in canonical order; 6 since the reader's record keeps its longest
-    /// streak run (record format 6). Opening a store of an older version rebuilds its views once.
-    static let viewsVersion: UInt8 = 6
+    /// streak run (record format 6); 7 since a book's details are stored in chunks of 32,
+    /// varint-encoded (``ViewRecordCodec/chunkFormat``), not one record each. Opening a store of an
+    /// older version rebuilds its views once.
+    static let viewsVersion: UInt8 = 7
 
     // MARK: Generations and checkpoints
 

@@ -123,8 +123,8 @@ typealias ReaderBookKey = KeyPair<ReaderIDKey, BookIDKey>
 typealias ReaderDayKey = KeyPair<ReaderIDKey, DayKey>
 /// `bookDays`: reader, book, day.
 typealias ReaderBookDayKey = KeyPair<ReaderBookKey, DayKey>
-/// (reader, book, index): a book view's detail records (page entries, sessions, sentences, memos),
-/// each under its index in the view's array, so they read back in the view's order.
+/// (reader, book, chunk number): a book view's detail chunks (page entries, sessions, sentences,
+/// memos; ``ViewRecordCodec/detailsPerChunk`` a chunk), so they read back in the view's order.
 typealias ReaderBookIndexKey = KeyPair<ReaderBookKey, BigEndianUInt32>
 /// `months`: reader, month.
 typealias ReaderMonthKey = KeyPair<ReaderIDKey, MonthKey>

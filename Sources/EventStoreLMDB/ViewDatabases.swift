@@ -14,12 +14,13 @@ struct ViewDatabases: Sendable {
     let generation: Int
     /// Book-view summaries (``ViewRecordCodec/encodeSummary(_:)``): everything but the details.
     let books: Table<ReaderBookKey, BookSummaryValue>
-    /// A book view's details, one record each under its index in the view's array: written only
-    /// when it changes, so an event rewrites the records it touches, not the book's history.
-    let bookEntries: Table<ReaderBookIndexKey, PageEntryValue>
-    let bookSessions: Table<ReaderBookIndexKey, SessionRecordValue>
-    let bookSentences: Table<ReaderBookIndexKey, TextNoteValue>
-    let bookMemos: Table<ReaderBookIndexKey, TextNoteValue>
+    /// A book view's details in chunks of ``ViewRecordCodec/detailsPerChunk`` (every chunk but
+    /// the book's last one full), each under its chunk number: a chunk is written only when one
+    /// of its details changes, so appending a detail rewrites the book's last chunk, not its history.
+    let bookEntries: Table<ReaderBookIndexKey, PageEntryChunkValue>
+    let bookSessions: Table<ReaderBookIndexKey, SessionChunkValue>
+    let bookSentences: Table<ReaderBookIndexKey, TextNoteChunkValue>
+    let bookMemos: Table<ReaderBookIndexKey, TextNoteChunkValue>
     /// Each book's decision state (``BookView/decision``), beside its view: what a command reads.
     let decisions: Table<ReaderBookKey, BookStateValue>
     let days: Table<ReaderDayKey, DayTotalValue>
@@ -115,12 +116,12 @@ extension ViewDatabases {
             }
         }
         if let record = views.readerRecord { try write(readers, [(reader, record)], txn) }
-        // A book view is a summary, a decision record and one record per detail (as putBookView
-        // writes it); detail keys are (reader, book, index), so each book's run is in index order.
+        // A book view is a summary, a decision record and its details in chunks (as putBookView
+        // writes it); chunk keys are (reader, book, chunk number), so each book's run is in order.
         try write(books, views.books.map { ((reader, $0.key), ($0.value, true)) }, txn)
         try write(decisions, views.books.map { ((reader, $0.key), $0.value.decision) }, txn)
-        func details<T>(_ part: (BookView) -> [T]) -> [(ReaderBookIndexKey.Item, T)] {
-            views.books.flatMap { book, view in part(view).enumerated().map { (((reader, book), UInt32($0.offset)), $0.element) } }
+        func details<T>(_ part: (BookView) -> [T]) -> [(ReaderBookIndexKey.Item, ArraySlice<T>)] {
+            views.books.flatMap { book, view in ViewRecordCodec.chunked(part(view)).map { (((reader, book), $0.number), $0.details) } }
         }
         try write(bookEntries, details(\.entries), txn)
         try write(bookSessions, details(\.sessions), txn)
@@ -230,7 +231,7 @@ struct LMDBViewStore: ViewStore {
         }
         return try get(tables.books, (reader, book))?.view
     }
-    /// A book view from its summary record, its decision record and its detail records, and
+    /// A book view from its summary record, its decision record and its detail chunks, and
     /// whether the summary was one (false: a whole view of an earlier build).
     private func assemble(reader: ReaderID, book: BookID, summary: BookSummaryValue.Item) throws -> (view: BookView, isSummary: Bool) {
         var (view, isSummary) = summary
@@ -243,23 +244,29 @@ struct LMDBViewStore: ViewStore {
         view.memos = try details(tables.bookMemos, reader, book)
         return (view, true)
     }
-    /// The detail records of one book in one table, in index order; a gap in the indices is damage.
-    private func details<Value: ViewValueCodec>(_ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ reader: ReaderID, _ book: BookID) throws -> [Value.Item] {
-        var result: [Value.Item] = []
-        // Raw cursor steps: the key's reader and book are the prefix, so only its index is read
-        // (no identifiers built per record), and the value is decoded straight from the map.
-        try reading(table) {
-            try txn.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((reader, book))) { key, value in
-                guard key.count == 36 else {
-                    throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has a detail key of \(key.count) bytes, not 36")
-                }
-                let index = UInt32(key[32]) << 24 | UInt32(key[33]) << 16 | UInt32(key[34]) << 8 | UInt32(key[35])
-                guard index == UInt32(result.count) else {
-                    throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has detail \(index) where \(result.count) was expected")
-                }
-                result.append(try Value.decode(value))
-                return true
+    /// The details of one book in one table, chunk by chunk in order; a chunk out of place (a gap
+    /// in the chunk numbers, or one after a chunk that is not full) or that does not decode is damage.
+    private func details<Value: DetailChunkValue>(_ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ reader: ReaderID,
+                                                  _ book: BookID) throws -> [Value.Detail] {
+        var result: [Value.Detail] = []
+        let size = ViewRecordCodec.detailsPerChunk
+        // Raw cursor steps: the key's reader and book are the prefix, so only its chunk number is
+        // read (no identifiers built per record), and the value is decoded straight from the map.
+        try txn.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((reader, book))) { key, value in
+            guard key.count == 36 else {
+                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has a detail key of \(key.count) bytes, not 36")
             }
+            let chunk = UInt32(key[32]) << 24 | UInt32(key[33]) << 16 | UInt32(key[34]) << 8 | UInt32(key[35])
+            guard result.count % size == 0, chunk == UInt32(result.count / size) else {
+                throw EventStoreError.corruptView(
+                    detail: "\(table.name): book \(book) has chunk \(chunk) after \(result.count) details (chunks of \(size), every one but the last full)")
+            }
+            do {
+                result.append(contentsOf: try Value.decodeRecord(value))
+            } catch {
+                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) chunk \(chunk): \(Value.record): \(error)")
+            }
+            return true
         }
         return result
     }
@@ -269,9 +276,9 @@ struct LMDBViewStore: ViewStore {
         if let known = memo?.bookView(reader: reader, book: book) { return known.decision }
         return try get(tables.decisions, (reader, book))
     }
-    /// Writes the view's summary and decision records, and of its detail records only those that
-    /// differ from what is stored (compared byte for byte): a page record appended to a book adds
-    /// one entry record, whatever the length of the book's history.
+    /// Writes the view's summary and decision records, and of its detail chunks only those that
+    /// differ from what is stored (compared byte for byte): a page record appended to a book
+    /// rewrites its last entry chunk, whatever the length of the book's history.
     mutating func putBookView(_ view: BookView) throws {
         let w = try writer
         try w.put(tables.books, (view.reader, view.book), (view, true))
@@ -283,8 +290,8 @@ struct LMDBViewStore: ViewStore {
         memo?.note(view)
     }
     /// Writes a view read as `previous` in this transaction: the summary, the decision record if
-    /// it changed, and only the detail records whose values differ from `previous` (none is
-    /// encoded or read back otherwise). Falls back to ``putBookView(_:)`` when there is no
+    /// it changed, and only the detail chunks that hold a detail that differs from `previous` (none
+    /// is encoded or read back otherwise). Falls back to ``putBookView(_:)`` when there is no
     /// `previous`, or when the stored record is not a summary (a whole view of an earlier build,
     /// whose details are not records of their own yet).
     mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws {
@@ -305,29 +312,36 @@ struct LMDBViewStore: ViewStore {
         try putChanged(w, tables.bookMemos, view, view.memos, previous.memos)
         memo?.note(view)
     }
-    private func putChanged<Value: ViewValueCodec>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ view: BookView,
-                                                   _ new: [Value.Item], _ old: [Value.Item]) throws where Value.Item: Equatable {
-        for index in new.indices where index >= old.count || new[index] != old[index] {
-            try w.put(table, ((view.reader, view.book), UInt32(index)), new[index])
+    /// Writes the chunks of `new` that differ from the same chunks of `old` and deletes the chunks
+    /// past the new end.
+    private func putChanged<Value: DetailChunkValue>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>,
+                                                     _ view: BookView, _ new: [Value.Detail], _ old: [Value.Detail]) throws {
+        let size = ViewRecordCodec.detailsPerChunk
+        let chunks = ViewRecordCodec.chunked(new)
+        for (number, details) in chunks {
+            let start = Int(number) * size
+            if details != old[min(old.count, start)..<min(old.count, start + size)] {
+                try w.put(table, ((view.reader, view.book), number), details)
+            }
         }
-        for index in new.count..<max(new.count, old.count) {
-            try w.delete(table, ((view.reader, view.book), UInt32(index)))
+        for number in chunks.count..<max(chunks.count, (old.count + size - 1) / size) {
+            try w.delete(table, ((view.reader, view.book), UInt32(number)))
         }
     }
-    private func putDetails<Value: ViewValueCodec>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ view: BookView,
-                                                   _ items: [Value.Item]) throws {
-        let records = items.map(Value.encode)
+    private func putDetails<Value: DetailChunkValue>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>,
+                                                     _ view: BookView, _ items: [Value.Detail]) throws {
+        let records = ViewRecordCodec.chunked(items).map { Value.encode($0.details) }
         var same = [Bool](repeating: false, count: records.count)
         var stale: [UInt32] = []
         try w.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((view.reader, view.book))) { key, value in
-            let index = Int(try BigEndianUInt32.decode(UnsafeRawBufferPointer(rebasing: key[32...])))
-            if index < records.count { same[index] = records[index].elementsEqual(value) } else { stale.append(UInt32(index)) }
+            let number = Int(try BigEndianUInt32.decode(UnsafeRawBufferPointer(rebasing: key[32...])))
+            if number < records.count { same[number] = records[number].elementsEqual(value) } else { stale.append(UInt32(number)) }
             return true
         }
-        for (index, record) in records.enumerated() where !same[index] {
-            try w.putRaw(table, ReaderBookIndexKey.encode(((view.reader, view.book), UInt32(index))), record, flags: [])
+        for (number, record) in records.enumerated() where !same[number] {
+            try w.putRaw(table, ReaderBookIndexKey.encode(((view.reader, view.book), UInt32(number))), record, flags: [])
         }
-        for index in stale { try w.delete(table, ((view.reader, view.book), index)) }
+        for number in stale { try w.delete(table, ((view.reader, view.book), number)) }
     }
     func bookViews(reader: ReaderID) throws -> [BookView] {
         var result: [BookView] = []

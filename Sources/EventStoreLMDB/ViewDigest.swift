@@ -41,6 +41,11 @@ public enum ViewDigest {
             hasher.update(data: bytes)
         }
 
+        /// Adds a book's details as the table stores them: chunk by chunk, each with the table's encoder.
+        private mutating func addChunks<Value: DetailChunkValue>(_ tag: String, _ book: BookView, _ details: [Value.Detail], _: Value.Type) {
+            for chunk in ViewRecordCodec.chunked(details) { add(tag, book.book.bytes + Value.encode(chunk.details)) }
+        }
+
         /// Adds the views of `reader` in `views` (after every reader with a lower ID): table by
         /// table in ``ViewTable`` order, each record as that table stores it.
         public mutating func add(reader: ReaderID, of views: some ViewStore) throws {
@@ -62,13 +67,13 @@ public enum ViewDigest {
                         add(tag, ViewRecordCodec.encodeSummary(shown))
                     }
                 case .bookEntries:
-                    for book in try books() { for entry in book.entries { add(tag, book.book.bytes + ViewRecordCodec.encode(entry)) } }
+                    for book in try books() { addChunks(tag, book, book.entries, PageEntryChunkValue.self) }
                 case .bookSessions:
-                    for book in try books() { for session in book.sessions { add(tag, book.book.bytes + ViewRecordCodec.encode(session)) } }
+                    for book in try books() { addChunks(tag, book, book.sessions, SessionChunkValue.self) }
                 case .bookSentences:
-                    for book in try books() { for sentence in book.sentences { add(tag, book.book.bytes + ViewRecordCodec.encode(sentence)) } }
+                    for book in try books() { addChunks(tag, book, book.sentences, TextNoteChunkValue.self) }
                 case .bookMemos:
-                    for book in try books() { for memo in book.memos { add(tag, book.book.bytes + ViewRecordCodec.encode(memo)) } }
+                    for book in try books() { addChunks(tag, book, book.memos, TextNoteChunkValue.self) }
                 case .decisions:
                     for book in try books() { add(tag, book.book.bytes + ViewRecordCodec.encode(book.decision)) }
                 case .days:

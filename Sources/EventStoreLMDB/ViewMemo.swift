@@ -5,7 +5,7 @@ import ReadingEvents
 /// Decoded views as this process's last write transaction left them: book views and reader views,
 /// the records every fold step reads and writes. The next write transaction folds an event into a
 /// book without reading and decoding the book's records again (its summary, its decision record and
-/// one record per page entry, session, sentence and memo), nor the reader's record.
+/// its detail chunks), nor the reader's record.
 ///
 /// The memo is used only while it is provably current:
 /// - LMDB numbers committed write transactions consecutively across every process

@@ -82,12 +82,9 @@ public enum ViewRecordCodec {
     // MARK: Book views split for storage
 
     /// The format byte of a book-view summary record: the view without its entries, sessions,
-    /// sentences and memos, which are records of their own (one per page entry, session, sentence and memo). A record
+    /// sentences and memos, which are records of their own (in chunks: ``detailsPerChunk``, ``chunkFormat``). A record
     /// with a lower format byte is a whole view written by an earlier build (``decodeBookView(_:decision:)``).
     public static let summaryFormat: UInt8 = 4
-    /// The format byte of a detail record (one page entry, session, sentence or memo).
-    public static let detailFormat: UInt8 = 1
-
     /// Encodes a book view's summary: every field but its entries, sessions, sentences and memos
     /// (and its decision state, a record of its own).
     public static func encodeSummary(_ v: BookView) -> [UInt8] { encodeBook(v, details: false) }
@@ -98,28 +95,6 @@ public enum ViewRecordCodec {
         guard bytes.first == summaryFormat else { return (try decodeBookView(bytes, decision: decision), false) }
         var r = ByteReader(Array(bytes), record: "BookSummary")
         return (try r.book(version: try r.u8("format"), decision: decision), true)
-    }
-
-    /// Encodes one page entry as a detail record.
-    public static func encode(_ e: PageEntry) -> [UInt8] { var w = ByteWriter(); w.u8(detailFormat); w.entry(e); return w.bytes }
-    /// Decodes a page-entry detail record.
-    public static func decodePageEntry(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> PageEntry {
-        var r = ByteReader(Array(bytes), record: "PageEntry"); try r.expectDetailFormat()
-        let e = try r.entry(); try r.expectEnd(); return e
-    }
-    /// Encodes one session as a detail record.
-    public static func encode(_ s: SessionRecord) -> [UInt8] { var w = ByteWriter(); w.u8(detailFormat); w.session(s); return w.bytes }
-    /// Decodes a session detail record.
-    public static func decodeSessionRecord(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> SessionRecord {
-        var r = ByteReader(Array(bytes), record: "SessionRecord"); try r.expectDetailFormat()
-        let s = try r.session(version: format); try r.expectEnd(); return s
-    }
-    /// Encodes one sentence or memo as a detail record.
-    public static func encode(_ n: TextNote) -> [UInt8] { var w = ByteWriter(); w.u8(detailFormat); w.note(n); return w.bytes }
-    /// Decodes a sentence or memo detail record.
-    public static func decodeTextNote(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> TextNote {
-        var r = ByteReader(Array(bytes), record: "TextNote"); try r.expectDetailFormat()
-        let n = try r.note(); try r.expectEnd(); return n
     }
 
     // MARK: Decision states
@@ -389,10 +364,6 @@ struct ByteReader {
             throw error("format", "record format \(f), this build reads \(ViewRecordCodec.oldestReadableFormat) ... \(ViewRecordCodec.format)")
         }
         return f
-    }
-    mutating func expectDetailFormat() throws(ViewDecodingError) {
-        let f = try u8("format")
-        guard f == ViewRecordCodec.detailFormat else { throw error("format", "detail record format \(f), this build reads \(ViewRecordCodec.detailFormat)") }
     }
     func expectEnd() throws(ViewDecodingError) {
         guard offset == bytes.count else { throw error("end", "\(bytes.count - offset) trailing bytes") }

@@ -12,13 +12,13 @@
 public enum ViewTable: String, CaseIterable, Sendable {
     /// Book-view summaries: everything a book view holds but its details and decision state.
     case books
-    /// A book view's page entries, one record each under its index.
+    /// A book view's page entries, in chunks of up to 32 a record under the chunk's number.
     case bookEntries
-    /// A book view's timed sessions, one record each.
+    /// A book view's timed sessions, in chunks of up to 32 a record.
     case bookSessions
-    /// A book view's collected sentences, one record each.
+    /// A book view's collected sentences, in chunks of up to 32 a record.
     case bookSentences
-    /// A book view's memos, one record each.
+    /// A book view's memos, in chunks of up to 32 a record.
     case bookMemos
     /// Each book's decision state (`BookState`), what a command is decided on.
     case decisions
@@ -58,10 +58,10 @@ public enum ViewTable: String, CaseIterable, Sendable {
     public var summary: String {
         switch self {
         case .books: "book-view summaries (metadata, status, goal, finishes, rating, like)"
-        case .bookEntries: "a book's page entries, one record each"
-        case .bookSessions: "a book's timed sessions, one record each"
-        case .bookSentences: "a book's collected sentences, one record each"
-        case .bookMemos: "a book's memos, one record each"
+        case .bookEntries: "a book's page entries, up to 32 a record"
+        case .bookSessions: "a book's timed sessions, up to 32 a record"
+        case .bookSentences: "a book's collected sentences, up to 32 a record"
+        case .bookMemos: "a book's memos, up to 32 a record"
         case .decisions: "each book's decision state, what commands are decided on"
         case .days: "a reader's pages and seconds per local day"
         case .bookDays: "a book's pages and seconds per local day"

@@ -32,25 +32,41 @@ enum BookSummaryValue: ViewValueCodec {
     static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> Item { try ViewRecordCodec.decodeBookSummary(bytes) }
 }
 
-/// One page entry of a book view. `Sendable`: a namespace.
-enum PageEntryValue: ViewValueCodec {
-    static let record = "PageEntry"
-    static func encode(_ item: PageEntry) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> PageEntry { try ViewRecordCodec.decodePageEntry(bytes) }
+/// A chunk of a book view's details (``ViewRecordCodec/chunked(_:)``): the value of the
+/// `bookEntries`, `bookSessions`, `bookSentences` and `bookMemos` tables. Its `encode` is the one
+/// encoder of the table's records: the store's writes and ``ViewDigest`` both call it.
+protocol DetailChunkValue: ViewValueCodec where Item == ArraySlice<Detail> {
+    associatedtype Detail: Equatable
 }
 
-/// One timed session of a book view. `Sendable`: a namespace.
-enum SessionRecordValue: ViewValueCodec {
-    static let record = "SessionRecord"
-    static func encode(_ item: SessionRecord) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> SessionRecord { try ViewRecordCodec.decodeSessionRecord(bytes) }
+/// A chunk of a book view's page entries. `Sendable`: a namespace.
+enum PageEntryChunkValue: DetailChunkValue {
+    typealias Detail = PageEntry
+    static let record = "PageEntryChunk"
+    static func encode(_ item: ArraySlice<PageEntry>) -> [UInt8] { ViewRecordCodec.encodeEntryChunk(item) }
+    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ArraySlice<PageEntry> {
+        ArraySlice(try ViewRecordCodec.decodeEntryChunk(bytes))
+    }
 }
 
-/// One sentence or memo of a book view. `Sendable`: a namespace.
-enum TextNoteValue: ViewValueCodec {
-    static let record = "TextNote"
-    static func encode(_ item: TextNote) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> TextNote { try ViewRecordCodec.decodeTextNote(bytes) }
+/// A chunk of a book view's timed sessions. `Sendable`: a namespace.
+enum SessionChunkValue: DetailChunkValue {
+    typealias Detail = SessionRecord
+    static let record = "SessionChunk"
+    static func encode(_ item: ArraySlice<SessionRecord>) -> [UInt8] { ViewRecordCodec.encodeSessionChunk(item) }
+    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ArraySlice<SessionRecord> {
+        ArraySlice(try ViewRecordCodec.decodeSessionChunk(bytes))
+    }
+}
+
+/// A chunk of a book view's sentences or memos. `Sendable`: a namespace.
+enum TextNoteChunkValue: DetailChunkValue {
+    typealias Detail = TextNote
+    static let record = "TextNoteChunk"
+    static func encode(_ item: ArraySlice<TextNote>) -> [UInt8] { ViewRecordCodec.encodeNoteChunk(item) }
+    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ArraySlice<TextNote> {
+        ArraySlice(try ViewRecordCodec.decodeNoteChunk(bytes))
+    }
 }
 
 /// A book's decision state. `Sendable`: a namespace.

@@ -46,9 +46,14 @@ import Testing
                     self.views.append((0, ViewRecordCodec.encode(view)))
                     self.views.append((7, ViewRecordCodec.encode(view.decision)))
                     self.views.append((8, ViewRecordCodec.encodeSummary(view)))
-                    for entry in view.entries.prefix(3) { self.views.append((9, ViewRecordCodec.encode(entry))) }
-                    for session in view.sessions.prefix(3) { self.views.append((10, ViewRecordCodec.encode(session))) }
-                    for note in (view.sentences + view.memos).prefix(3) { self.views.append((11, ViewRecordCodec.encode(note))) }
+                    // Detail chunks: a short one (the first 3) and every whole chunk.
+                    func chunks<T>(_ details: [T], _ kind: Int, _ encode: (ArraySlice<T>) -> [UInt8]) {
+                        if !details.isEmpty { self.views.append((kind, encode(details.prefix(3)))) }
+                        for chunk in ViewRecordCodec.chunked(details) { self.views.append((kind, encode(chunk.details))) }
+                    }
+                    chunks(view.entries, 9, ViewRecordCodec.encodeEntryChunk)
+                    chunks(view.sessions, 10, ViewRecordCodec.encodeSessionChunk)
+                    chunks(view.sentences + view.memos, 11, ViewRecordCodec.encodeNoteChunk)
                 }
                 for (_, total) in try views.dayTotals(reader: reader, in: all) { self.views.append((1, ViewRecordCodec.encode(total))) }
                 let months = YearMonth(LocalDate(dayNumber: 0))...YearMonth(LocalDate(dayNumber: 40_000))
@@ -160,7 +165,7 @@ import Testing
                 let format = switch viewKind {
                 case 7: ViewRecordCodec.decisionFormat
                 case 8: ViewRecordCodec.summaryFormat
-                case 9, 10, 11: ViewRecordCodec.detailFormat
+                case 9, 10, 11: ViewRecordCodec.chunkFormat
                 default: ViewRecordCodec.format
                 }
                 let bytes = kind == 6 ? Self.mutate(original, &rng) : [format] + Self.randomBytes(&rng, max: 120)
@@ -177,9 +182,9 @@ import Testing
                     case 8:
                         let v = try ViewRecordCodec.decodeBookSummary(bytes).view
                         #expect(try ViewRecordCodec.decodeBookSummary(ViewRecordCodec.encodeSummary(v)).view == v)
-                    case 9: let v = try ViewRecordCodec.decodePageEntry(bytes); #expect(try ViewRecordCodec.decodePageEntry(ViewRecordCodec.encode(v)) == v)
-                    case 10: let v = try ViewRecordCodec.decodeSessionRecord(bytes); #expect(try ViewRecordCodec.decodeSessionRecord(ViewRecordCodec.encode(v)) == v)
-                    default: let v = try ViewRecordCodec.decodeTextNote(bytes); #expect(try ViewRecordCodec.decodeTextNote(ViewRecordCodec.encode(v)) == v)
+                    case 9: let v = try ViewRecordCodec.decodeEntryChunk(bytes); #expect(try ViewRecordCodec.decodeEntryChunk(ViewRecordCodec.encodeEntryChunk(v[...])) == v)
+                    case 10: let v = try ViewRecordCodec.decodeSessionChunk(bytes); #expect(try ViewRecordCodec.decodeSessionChunk(ViewRecordCodec.encodeSessionChunk(v[...])) == v)
+                    default: let v = try ViewRecordCodec.decodeNoteChunk(bytes); #expect(try ViewRecordCodec.decodeNoteChunk(ViewRecordCodec.encodeNoteChunk(v[...])) == v)
                     }
                     accepted[kind] += 1
                 } catch { #expect(!error.field.isEmpty && !error.problem.isEmpty) }
