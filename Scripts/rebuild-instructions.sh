@@ -123,7 +123,7 @@ if [[ "$mode" == append ]]; then
     echo "instructions (Ir) of the appends: $total"
     awk -v t="$total" -v n="$folded" 'BEGIN { printf "instructions per appended event: %.0f\n", t / n }'
 else
-echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild${folder:+ and the fold thread's RebuildFolder.run} only (all threads)"
+echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild${folder:+ and RebuildFolder.run (the fold thread)} only (all threads)"
 echo "instructions (Ir) of the rebuild: $total"
 awk -v t="$total" -v n="$folded" -v d="${digestIr:-0}" 'BEGIN {
     printf "instructions per folded event: %.0f\n", t / n

@@ -73,8 +73,8 @@ extension ReadingStore {
             return (target, last)
         }
         // The pass: readers in ID order, whole readers per write transaction. The shadow generation
-        // is read by nobody, so committing it in parts is safe. A fold thread folds and encodes
-        // readers (in read transactions) while this thread appends the ones before into the
+        // is read by nobody, so committing it in parts is safe. A fold thread folds readers (in
+        // read transactions) while this thread encodes and appends the ones before into the
         // shadow tables: a bounded queue between them holds a few readers' records at most.
         let queue = RebuildQueue(capacity: Self.rebuildQueueCapacity)
         let finished = RebuildFolder(store: self, last: last, queue: queue).start()
@@ -90,7 +90,7 @@ extension ReadingStore {
         // The readers this transaction took (written again if its closure runs again), and the
         // rest of the last batch taken: a transaction takes whole readers, not whole batches.
         var chunk: [ReaderRecords] = []
-        var pending: ArraySlice<ReaderRecords> = []
+        var pending: ArraySlice<(views: SingleReaderViewStore, events: Int)> = []
         var done = false
         while !done {
             let (count, total) = try log.environment.write { txn -> (Int, UInt64) in
@@ -108,7 +108,10 @@ extension ReadingStore {
                         }
                         pending = batch.readers[...]
                     }
-                    let records = pending.removeFirst()
+                    // Encoded here, not on the fold thread, which has the larger share of the work.
+                    let (views, events) = pending.removeFirst()
+                    var records = ViewDatabases.records(of: views)
+                    records.events = events
                     chunk.append(records)
                     try generations[target].append(records, txn)
                     count += records.events
@@ -181,10 +184,10 @@ extension ReadingStore {
     }
 
     /// Folds every event of `reader` up to position `last` in memory, in log order (with the
-    /// refolds its late events ask for), and returns the reader's records (``ViewDatabases/records(of:)``)
-    /// with the number of events folded.
+    /// refolds its late events ask for), and returns the reader's views with the number of events
+    /// folded.
     fileprivate func rebuildReader(_ reader: ReaderID, through last: UInt64, projector: ReadingProjector,
-                                   placements: Placements, _ txn: ReadTransaction) throws -> ReaderRecords {
+                                   placements: Placements, _ txn: ReadTransaction) throws -> (views: SingleReaderViewStore, events: Int) {
         var positions: [UInt64] = []
         try txn.forEach(readerIndex, from: (reader, 0), prefix: ReaderIDKey.encode(reader)) { key, _ in
             guard key.1 <= last else { return false }
@@ -205,9 +208,7 @@ extension ReadingStore {
             refolds.note(try views.apply(envelope, with: projector))
         }
         try refold(refolds, through: last, projector: projector, views: &views, txn)
-        var records = ViewDatabases.records(of: views)
-        records.events = positions.count
-        return records
+        return (views, positions.count)
     }
 
     /// Makes sure the reader index lists every event up to `last` (every fold writes it, but an
@@ -286,12 +287,12 @@ extension ReadingStore {
     }
 }
 
-/// Readers folded by a rebuild's fold thread, in reader-ID order: their records and how many
+/// Readers folded by a rebuild's fold thread, in reader-ID order: their views and how many
 /// events they folded.
 ///
-/// `Sendable`: byte arrays and counts, handed from the fold thread to the writing thread.
+/// `Sendable`: views (value types) and counts, handed from the fold thread to the writing thread.
 struct RebuildBatch: Sendable {
-    var readers: [ReaderRecords] = []
+    var readers: [(views: SingleReaderViewStore, events: Int)] = []
     var events = 0
 }
 
@@ -360,8 +361,8 @@ final class RebuildQueue: @unchecked Sendable {
     }
 }
 
-/// A rebuild's fold thread: reads the readers of the reader index in ID order, folds each in
-/// memory and encodes its records, in read transactions of whole readers (at least
+/// A rebuild's fold thread: reads the readers of the reader index in ID order and folds each in
+/// memory (the writer encodes its records), in read transactions of whole readers (at least
 /// ``ReadingStore/rebuildBatchEvents`` events each), and hands them to the writer through the queue.
 /// It never waits for the queue inside a read transaction (a map resize of the writer waits for
 /// every transaction of the process to end).
@@ -401,12 +402,12 @@ struct RebuildFolder: Sendable {
                         more = false
                         return
                     }
-                    let records = try store.rebuildReader(next, through: last, projector: projector, placements: placements, txn)
+                    let folded = try store.rebuildReader(next, through: last, projector: projector, placements: placements, txn)
                     reader = next
                     // A reader with no events up to `last` (appended during the pass) has no records.
-                    guard records.events > 0 else { continue }
-                    batch.readers.append(records)
-                    batch.events += records.events
+                    guard folded.events > 0 else { continue }
+                    batch.readers.append(folded)
+                    batch.events += folded.events
                 }
             }
             if !batch.readers.isEmpty, !queue.put(batch) { return }
