@@ -52,6 +52,16 @@ if [[ "$(printf '%s\n' "$symbols" | grep -c .)" != 1 ]]; then
     exit 1
 fi
 
+# The rebuild's fold thread (RebuildFolder.run, in EventStoreLMDB) is collected too: callgrind
+# toggles collection per thread, and that thread never enters measuredRebuild. Absent in builds
+# whose rebuild folds on the calling thread.
+toggles=(--toggle-collect="$symbols")
+folder=""
+if [[ "$mode" == rebuild ]]; then
+    folder="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E '^\$s14EventStoreLMDB13RebuildFolderV3runyyKF$' || true)"
+    if [[ -n "$folder" ]]; then toggles+=(--toggle-collect="$folder"); fi
+fi
+
 export SWIFT_DETERMINISTIC_HASHING=1
 work="$(mktemp -d -t rebuild-instructions.XXXXXX)"
 store=""
@@ -82,7 +92,7 @@ else
     echo "== appending $events events under callgrind (only $symbols collected) ==" >&2
     child=(--append-once "$events")
 fi
-valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect="$symbols" \
+valgrind --tool=callgrind --callgrind-out-file="$out" "${toggles[@]}" \
     "$stripped" "${child[@]}" >"$work/child.txt" 2>"$work/valgrind.txt" || {
     cat "$work/valgrind.txt" >&2; exit 1; }
 read -r folded digest < <(sed -n 's/^RESULT //p' "$work/child.txt")
@@ -113,7 +123,7 @@ if [[ "$mode" == append ]]; then
     echo "instructions (Ir) of the appends: $total"
     awk -v t="$total" -v n="$folded" 'BEGIN { printf "instructions per appended event: %.0f\n", t / n }'
 else
-echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild only"
+echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild${folder:+ and RebuildFolder.run (the fold thread)} only (all threads)"
 echo "instructions (Ir) of the rebuild: $total"
 awk -v t="$total" -v n="$folded" -v d="${digestIr:-0}" 'BEGIN {
     printf "instructions per folded event: %.0f\n", t / n

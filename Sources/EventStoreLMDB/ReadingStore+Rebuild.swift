@@ -30,11 +30,14 @@ extension ReadingStore {
     /// The rebuild makes one pass over the log, reader by reader (in reader-ID order, through the
     /// reader index): each reader's events are folded in memory, in log order and by the same
     /// ``ReadingProjector`` rules as every other fold, and the reader's records are then appended
-    /// to the inactive generation's tables in key order (`MDB_APPEND`). Memory holds one reader's
-    /// views at a time. Write transactions take whole readers until they have folded
-    /// ``rebuildChunkSize`` events. A last commit folds what was appended meanwhile and makes the
-    /// new views active; a crash (or an error) before that commit leaves the active views as they
-    /// were.
+    /// to the inactive generation's tables in key order (`MDB_APPEND`). Folding runs on a thread of
+    /// its own (in read transactions) while the calling thread appends the readers folded before
+    /// (LMDB has one write transaction at a time); a bounded queue between them holds a few
+    /// readers' records, so memory does not grow with the log. Write transactions take whole
+    /// readers until they have folded ``rebuildChunkSize`` events. The report's digest is hashed
+    /// from the records appended (``ViewDigest``). A last commit folds what was appended meanwhile
+    /// and makes the new views active; a crash (or an error) before that commit leaves the active
+    /// views as they were.
     ///
     /// - Parameter progress: called after each write transaction of the pass with (events folded,
     ///   events in the log), at least once.
@@ -70,34 +73,55 @@ extension ReadingStore {
             return (target, last)
         }
         // The pass: readers in ID order, whole readers per write transaction. The shadow generation
-        // is read by nobody, so committing it in parts is safe.
-        let projector = ReadingProjector(dayStartHour: dayStartHour)
+        // is read by nobody, so committing it in parts is safe. A fold thread folds readers (in
+        // read transactions) while this thread encodes and appends the ones before into the
+        // shadow tables: a bounded queue between them holds a few readers' records at most.
+        let queue = RebuildQueue(capacity: Self.rebuildQueueCapacity)
+        let finished = RebuildFolder(store: self, last: last, queue: queue).start()
+        defer {
+            // Whatever ends the pass, the fold thread stops and is gone before the rebuild returns.
+            queue.cancel()
+            finished.wait()
+        }
         var folded: UInt64 = 0
-        var previous: ReaderID?
-        // The digest of the new views, hashed reader by reader while each is in memory; a chunk's
-        // part is kept only once its transaction committed (a write may run its closure again).
+        // The digest of the new views, from the records appended; a chunk's records are hashed
+        // once its transaction committed (a write may run its closure again).
         var digest = ViewDigest.Accumulator()
-        while true {
-            let (count, lastReader, finished, total, chunkDigest) = try log.environment.write {
-                txn -> (Int, ReaderID?, Bool, UInt64, ViewDigest.Accumulator) in
+        // The readers this transaction took (written again if its closure runs again), and the
+        // rest of the last batch taken: a transaction takes whole readers, not whole batches.
+        var chunk: [ReaderRecords] = []
+        var pending: ArraySlice<(views: SingleReaderViewStore, events: Int)> = []
+        var done = false
+        while !done {
+            let (count, total) = try log.environment.write { txn -> (Int, UInt64) in
                 var count = 0
-                var reader = previous
-                var chunkDigest = digest
-                while count < Self.rebuildChunkSize {
-                    guard let next = try readerIndexed(after: reader, txn) else {
-                        return (count, reader, true, try log.lastPosition(in: txn), chunkDigest)
-                    }
-                    count += try rebuildReader(next, through: last, into: generations[target], projector: projector,
-                                               digest: &chunkDigest, txn)
-                    reader = next
+                // A closure run again (after the map grew) writes the readers it already took.
+                for records in chunk {
+                    try generations[target].append(records, txn)
+                    count += records.events
                 }
-                return (count, reader, false, try log.lastPosition(in: txn), chunkDigest)
+                while count < Self.rebuildChunkSize, !done {
+                    if pending.isEmpty {
+                        guard let batch = try queue.take() else {
+                            done = true
+                            break
+                        }
+                        pending = batch.readers[...]
+                    }
+                    // Encoded here, not on the fold thread, which has the larger share of the work.
+                    let (views, events) = pending.removeFirst()
+                    var records = ViewDatabases.records(of: views)
+                    records.events = events
+                    chunk.append(records)
+                    try generations[target].append(records, txn)
+                    count += records.events
+                }
+                return (count, try log.lastPosition(in: txn))
             }
+            for records in chunk { digest.add(records) }
+            chunk.removeAll()
             folded += UInt64(count)
-            digest = chunkDigest
-            previous = lastReader
             progress?(folded, total)
-            if finished { break }
         }
         guard folded == last else {
             throw EventStoreError.corruptView(
@@ -141,8 +165,15 @@ extension ReadingStore {
         return RebuildReport(events: folded, seconds: seconds, digest: viewsDigest)
     }
 
+    /// Readers (their records) per batch of the rebuild's queue: whole readers until a batch has
+    /// folded this many events.
+    static let rebuildBatchEvents = 2_048
+    /// Batches the rebuild's queue holds at most (besides the one being folded and the one being
+    /// written): memory holds a few readers' records, whatever the size of the log.
+    static let rebuildQueueCapacity = 2
+
     /// The first reader in the reader index after `reader` (the first of all for nil).
-    private func readerIndexed(after reader: ReaderID?, _ txn: ReadTransaction) throws -> ReaderID? {
+    fileprivate func readerIndexed(after reader: ReaderID?, _ txn: ReadTransaction) throws -> ReaderID? {
         var found: ReaderID?
         try txn.forEach(readerIndex, from: reader.map { ($0, UInt64.max) }) { key, _ in
             if key.0 == reader { return true }
@@ -153,21 +184,18 @@ extension ReadingStore {
     }
 
     /// Folds every event of `reader` up to position `last` in memory, in log order (with the
-    /// refolds its late events ask for), appends the reader's records to `tables` and adds them to
-    /// `digest`. Returns how many events it folded.
-    private func rebuildReader(_ reader: ReaderID, through last: UInt64, into tables: ViewDatabases,
-                               projector: ReadingProjector, digest: inout ViewDigest.Accumulator,
-                               _ txn: WriteTransaction) throws -> Int {
+    /// refolds its late events ask for), and returns the reader's views with the number of events
+    /// folded.
+    fileprivate func rebuildReader(_ reader: ReaderID, through last: UInt64, projector: ReadingProjector,
+                                   placements: Placements, _ txn: ReadTransaction) throws -> (views: SingleReaderViewStore, events: Int) {
         var positions: [UInt64] = []
         try txn.forEach(readerIndex, from: (reader, 0), prefix: ReaderIDKey.encode(reader)) { key, _ in
             guard key.1 <= last else { return false }
             positions.append(key.1)
             return true
         }
-        guard !positions.isEmpty else { return 0 }
         var views = SingleReaderViewStore(reader: reader)
         var refolds = RefoldSet()
-        let placements = try placements(txn)
         for position in positions {
             guard let record = try log.event(at: position, in: txn) else {
                 throw EventStoreError.corruptView(detail: "index.reader: reader \(reader) lists position \(position), which the log does not hold")
@@ -180,9 +208,7 @@ extension ReadingStore {
             refolds.note(try views.apply(envelope, with: projector))
         }
         try refold(refolds, through: last, projector: projector, views: &views, txn)
-        try tables.append(views, txn)
-        try digest.add(reader: reader, of: views)
-        return positions.count
+        return (views, positions.count)
     }
 
     /// Makes sure the reader index lists every event up to `last` (every fold writes it, but an
@@ -258,5 +284,133 @@ extension ReadingStore {
             try refold(refolds, through: through, projector: projector, views: &views, txn)
         }
         return try ViewDigest.of(views)
+    }
+}
+
+/// Readers folded by a rebuild's fold thread, in reader-ID order: their views and how many
+/// events they folded.
+///
+/// `Sendable`: views (value types) and counts, handed from the fold thread to the writing thread.
+struct RebuildBatch: Sendable {
+    var readers: [(views: SingleReaderViewStore, events: Int)] = []
+    var events = 0
+}
+
+/// The bounded queue between a rebuild's fold thread and the thread that writes: the fold thread
+/// waits while it is full, the writer while it is empty; an error of the fold thread or the end
+/// of the readers is the last thing it hands over, and the writer cancels it when it stops.
+///
+/// `@unchecked Sendable`: every stored property is read and written only while `condition` is
+/// locked.
+final class RebuildQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let capacity: Int
+    private var batches: [RebuildBatch] = []
+    private var end: Result<Void, any Error>?
+    private var cancelled = false
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Hands `batch` to the writer, waiting while the queue is full; false when the writer stopped.
+    func put(_ batch: RebuildBatch) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.count >= capacity, !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        batches.append(batch)
+        condition.broadcast()
+        return true
+    }
+
+    /// The fold thread is done: every reader was handed over (`.success`) or folding one failed.
+    func finish(_ result: Result<Void, any Error>) {
+        condition.lock()
+        defer { condition.unlock() }
+        end = result
+        condition.broadcast()
+    }
+
+    /// The next batch, waiting while there is none; nil after the last one; throws the fold
+    /// thread's error.
+    func take() throws -> RebuildBatch? {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.isEmpty, end == nil { condition.wait() }
+        if !batches.isEmpty {
+            let batch = batches.removeFirst()
+            condition.broadcast()
+            return batch
+        }
+        try end?.get()
+        return nil
+    }
+
+    /// The writer stopped: the fold thread stops at its next batch.
+    func cancel() {
+        condition.lock()
+        defer { condition.unlock() }
+        cancelled = true
+        condition.broadcast()
+    }
+
+    /// Whether the writer stopped.
+    var isCancelled: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled
+    }
+}
+
+/// A rebuild's fold thread: reads the readers of the reader index in ID order and folds each in
+/// memory (the writer encodes its records), in read transactions of whole readers (at least
+/// ``ReadingStore/rebuildBatchEvents`` events each), and hands them to the writer through the queue.
+/// It never waits for the queue inside a read transaction (a map resize of the writer waits for
+/// every transaction of the process to end).
+///
+/// `Sendable`: the store, a position and the queue, all `Sendable`.
+struct RebuildFolder: Sendable {
+    let store: ReadingStore
+    let last: UInt64
+    let queue: RebuildQueue
+
+    /// Starts the thread; the returned semaphore is signalled when it has ended.
+    func start() -> DispatchSemaphore {
+        let ended = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            queue.finish(Result { try run() })
+            ended.signal()
+        }
+        thread.name = "rebuild fold"
+        thread.start()
+        return ended
+    }
+
+    /// Folds every reader, batch by batch, until the last one or until the writer stops. Never
+    /// inlined: `Scripts/rebuild-instructions.sh` counts the fold thread's instructions between
+    /// entry to and exit from this function (callgrind collects per thread).
+    @inline(never)
+    func run() throws {
+        let projector = ReadingProjector(dayStartHour: store.dayStartHour)
+        var reader: ReaderID?
+        var more = true
+        while more, !queue.isCancelled {
+            var batch = RebuildBatch()
+            try store.log.environment.read { txn in
+                let placements = try store.placements(txn)
+                while batch.events < ReadingStore.rebuildBatchEvents {
+                    guard let next = try store.readerIndexed(after: reader, txn) else {
+                        more = false
+                        return
+                    }
+                    let folded = try store.rebuildReader(next, through: last, projector: projector, placements: placements, txn)
+                    reader = next
+                    // A reader with no events up to `last` (appended during the pass) has no records.
+                    guard folded.events > 0 else { continue }
+                    batch.readers.append(folded)
+                    batch.events += folded.events
+                }
+            }
+            if !batch.readers.isEmpty, !queue.put(batch) { return }
+        }
     }
 }

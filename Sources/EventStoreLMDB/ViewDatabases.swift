@@ -74,19 +74,130 @@ struct ViewDatabases: Sendable {
     }
 }
 
+/// One reader's records of every view table, encoded as the tables store them (each table's key
+/// and value codec) and in key order: what a rebuild appends, and what ``ViewDigest`` hashes.
+/// ``ViewDatabases/records(of:)`` is the one place a reader's views become table records.
+///
+/// `Sendable`: byte arrays; a rebuild encodes them on its fold thread and writes them on another.
+struct ReaderRecords: Sendable {
+    /// A record as a table stores it.
+    typealias Record = (key: [UInt8], value: [UInt8])
+    /// The reader (every key starts with its 16 ID bytes).
+    let reader: ReaderID
+    /// The records of each table, in ``ViewTable`` order, each table's in strictly increasing key
+    /// order (LMDB's default order).
+    var tables: [[Record]]
+    /// For the tables whose records name replicas (a book's last origin, the reader's and a year's
+    /// origins): the values with those origins cleared, one per record of `tables`, when one
+    /// differs (nil: the stored values). ``ViewDigest`` hashes these instead.
+    var originFree: [[[UInt8]]?]
+    /// Events folded into the views (set by a rebuild; 0 otherwise).
+    var events = 0
+}
+
 extension ViewDatabases {
-    /// Writes one reader's views, folded in memory, into these tables with sorted bulk appends
+    /// One reader's views, folded in memory, as the records of every table (see ``ReaderRecords``):
+    /// a book view is a summary, a decision record and its details in chunks of
+    /// ``ViewRecordCodec/detailsPerChunk`` (as `putBookView` writes them), keyed (reader, book,
+    /// chunk number), each chunk encoded by its table's one encoder. A bucket-totals record of zero totals is
+    /// left out (reading it or its absence gives the same totals). Months and years are clamped
+    /// when encoded (``MonthKey``, ``YearKey``): of two records with one key the later is kept,
+    /// as plain puts in that order would leave.
+    static func records(of views: SingleReaderViewStore) -> ReaderRecords {
+        let reader = views.reader
+        let books = views.books.sorted { $0.key < $1.key }
+        var tables: [[ReaderRecords.Record]] = []
+        var originFree: [[[UInt8]]?] = []
+        tables.reserveCapacity(ViewTable.allCases.count)
+        originFree.reserveCapacity(ViewTable.allCases.count)
+        func details<Value: DetailChunkValue>(_ codec: Value.Type, _ part: (BookView) -> [Value.Detail]) -> [ReaderRecords.Record] {
+            var records: [ReaderRecords.Record] = []
+            for (book, view) in books {
+                for chunk in ViewRecordCodec.chunked(part(view)) {
+                    records.append((ReaderBookIndexKey.encode(((reader, book), chunk.number)), Value.encode(chunk.details)))
+                }
+            }
+            return records
+        }
+        for table in ViewTable.allCases {
+            var records: [ReaderRecords.Record]
+            var cleared: [[UInt8]]?
+            switch table {
+            case .books:
+                records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookSummaryValue.encode(($0.value, true))) }
+                if books.contains(where: { $0.value.lastOrigin != nil }) {
+                    cleared = books.map { var view = $0.value; view.lastOrigin = nil; return BookSummaryValue.encode((view, true)) }
+                }
+            case .bookEntries: records = details(PageEntryChunkValue.self, \.entries)
+            case .bookSessions: records = details(SessionChunkValue.self, \.sessions)
+            case .bookSentences: records = details(TextNoteChunkValue.self, \.sentences)
+            case .bookMemos: records = details(TextNoteChunkValue.self, \.memos)
+            case .decisions:
+                records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookStateValue.encode($0.value.decision)) }
+            case .days:
+                records = views.days.sorted { $0.key < $1.key }.map { (ReaderDayKey.encode((reader, $0.key)), DayTotalValue.encode($0.value)) }
+            case .bookDays:
+                records = views.bookDays.sorted { ($0.key.book, $0.key.day) < ($1.key.book, $1.key.day) }.map {
+                    (ReaderBookDayKey.encode(((reader, $0.key.book), $0.key.day)), DayTotalValue.encode($0.value))
+                }
+            case .months:
+                records = views.months.sorted { $0.key < $1.key }.map { (ReaderMonthKey.encode((reader, $0.key)), MonthTotalValue.encode($0.value)) }
+            case .buckets:
+                records = []
+                if let totals = views.buckets, totals != BucketTotals() { records = [(ReaderIDKey.encode(reader), BucketTotalsValue.encode(totals))] }
+            case .runs:
+                records = views.runs.map { (ReaderDayKey.encode((reader, $0.start)), StreakRunValue.encode($0)) }
+            case .readers:
+                records = []
+                if let view = views.readerRecord {
+                    records = [(ReaderIDKey.encode(reader), ReaderViewValue.encode(view))]
+                    if view.homeOrderOrigin != nil || view.profileOrigin != nil || view.lastEvent?.origin != nil {
+                        var shown = view
+                        shown.homeOrderOrigin = nil; shown.profileOrigin = nil; shown.lastEvent?.origin = nil
+                        cleared = [ReaderViewValue.encode(shown)]
+                    }
+                }
+            case .goals:
+                records = views.goals.sorted().map { (ReaderBookKey.encode((reader, $0)), NoValue.encode(())) }
+            case .years:
+                let years = views.years.sorted { $0.key < $1.key }
+                records = years.map { (ReaderYearKey.encode((reader, $0.key)), YearViewValue.encode($0.value)) }
+                if years.contains(where: { $0.value.challengeOrigin != nil }) {
+                    cleared = years.map { var year = $0.value; year.challengeOrigin = nil; return YearViewValue.encode(year) }
+                }
+            }
+            Self.order(&records, &cleared)
+            tables.append(records)
+            originFree.append(cleared)
+        }
+        return ReaderRecords(reader: reader, tables: tables, originFree: originFree)
+    }
+
+    /// Puts `records` in strictly increasing key order (with `cleared` kept beside them): a
+    /// stable sort by key, then of equal keys the last one.
+    private static func order(_ records: inout [ReaderRecords.Record], _ cleared: inout [[UInt8]]?) {
+        if records.indices.dropFirst().allSatisfy({ compare(records[$0 - 1].key, records[$0].key) < 0 }) { return }
+        var indices = Array(records.indices)
+        indices.sort { let order = compare(records[$0].key, records[$1].key); return order != 0 ? order < 0 : $0 < $1 }
+        var kept: [Int] = []
+        for index in indices {
+            if let last = kept.last, compare(records[last].key, records[index].key) == 0 { kept[kept.count - 1] = index } else { kept.append(index) }
+        }
+        records = kept.map { records[$0] }
+        cleared = cleared.map { values in kept.map { values[$0] } }
+    }
+
+    /// Appends one reader's records (``records(of:)``) to these tables with sorted bulk appends
     /// (`MDB_APPEND`): every table's key starts with the reader's 16 ID bytes (``ReaderIDKey``,
     /// ``ReaderBookKey``, ``ReaderBookIndexKey``, ``ReaderDayKey``, ``ReaderBookDayKey``, ``ReaderMonthKey``,
     /// ``ReaderYearKey``), so when readers are written in ID order into tables that hold only
-    /// earlier readers, each reader's records sorted by their encoded keys come after every stored
-    /// key. A reader written out of that order fails with ``LMDBError/Kind/appendOutOfOrder``
-    /// (nothing of the table's batch is written), never with misplaced records.
-    ///
-    /// Months and years are clamped when encoded (``MonthKey``, ``YearKey``): should two of a
-    /// reader's records ever share a key, that table falls back to plain puts for the reader.
-    func append(_ views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
-        try write(views, txn, append: true)
+    /// earlier readers, each reader's records come after every stored key. A reader written out of
+    /// that order fails with ``LMDBError/Kind/appendOutOfOrder`` (nothing of the table's batch is
+    /// written), never with misplaced records.
+    func append(_ records: ReaderRecords, _ txn: WriteTransaction) throws {
+        for (table, entries) in zip(ViewTable.allCases, records.tables) where !entries.isEmpty {
+            try txn.append(self[table], encoded: entries)
+        }
     }
 
     /// Replaces one reader's records in these tables (which may hold other readers) with its views
@@ -103,37 +214,9 @@ extension ViewDatabases {
             }
             for key in keys { try txn.delete(database, key) }
         }
-        try write(views, txn, append: false)
-    }
-
-    private func write(_ views: SingleReaderViewStore, _ txn: WriteTransaction, append: Bool) throws {
-        let reader = views.reader
-        func write<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: Table<Key, Value>, _ entries: [(Key.Item, Value.Item)], _ txn: WriteTransaction) throws {
-            if append {
-                try Self.write(table, entries, txn)
-            } else {
-                for (key, value) in entries { try txn.put(table, key, value) }
-            }
+        for (table, entries) in zip(ViewTable.allCases, Self.records(of: views).tables) {
+            for (key, value) in entries { try txn.putRaw(self[table], key, value, flags: []) }
         }
-        if let record = views.readerRecord { try write(readers, [(reader, record)], txn) }
-        // A book view is a summary, a decision record and its details in chunks (as putBookView
-        // writes it); chunk keys are (reader, book, chunk number), so each book's run is in order.
-        try write(books, views.books.map { ((reader, $0.key), ($0.value, true)) }, txn)
-        try write(decisions, views.books.map { ((reader, $0.key), $0.value.decision) }, txn)
-        func details<T>(_ part: (BookView) -> [T]) -> [(ReaderBookIndexKey.Item, ArraySlice<T>)] {
-            views.books.flatMap { book, view in ViewRecordCodec.chunked(part(view)).map { (((reader, book), $0.number), $0.details) } }
-        }
-        try write(bookEntries, details(\.entries), txn)
-        try write(bookSessions, details(\.sessions), txn)
-        try write(bookSentences, details(\.sentences), txn)
-        try write(bookMemos, details(\.memos), txn)
-        try write(days, views.days.map { ((reader, $0.key), $0.value) }, txn)
-        try write(bookDays, views.bookDays.map { (((reader, $0.key.book), $0.key.day), $0.value) }, txn)
-        try write(months, views.months.map { ((reader, $0.key), $0.value) }, txn)
-        if let totals = views.buckets { try write(buckets, [(reader, totals)], txn) }
-        try write(runs, views.runs.map { ((reader, $0.start), $0) }, txn)
-        try write(goals, views.goals.map { ((reader, $0), ()) }, txn)
-        try write(years, views.years.map { ((reader, $0.key), $0.value) }, txn)
     }
 
     /// LMDB's default key order (`memcmp` of the common length, then the shorter first).
@@ -141,19 +224,6 @@ extension ViewDatabases {
         let length = min(a.count, b.count)
         let common = length == 0 ? 0 : a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, length) } }
         return common != 0 ? Int(common) : a.count - b.count
-    }
-
-    /// Sorts `entries` by their encoded keys and appends them; plain puts if two share a key.
-    private static func write<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: Table<Key, Value>, _ entries: [(Key.Item, Value.Item)], _ txn: WriteTransaction) throws {
-        guard !entries.isEmpty else { return }
-        var encoded = entries.map { (Key.encode($0.0), Value.encode($0.1)) }
-        encoded.sort { Self.compare($0.0, $1.0) < 0 }
-        let increasing = encoded.indices.dropFirst().allSatisfy { Self.compare(encoded[$0 - 1].0, encoded[$0].0) < 0 }
-        if increasing {
-            try txn.append(table, encoded: encoded)
-        } else {
-            for (key, value) in encoded { try txn.putRaw(table, key, value, flags: []) }
-        }
     }
 }
 

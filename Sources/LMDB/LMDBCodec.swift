@@ -129,9 +129,14 @@ public enum KeyPair<First: LMDBFixedWidthKeyCodec, Second: LMDBKeyCodec>: LMDBKe
     /// Stored items are pairs.
     public typealias Item = (First.Item, Second.Item)
 
-    /// The first part's bytes, then the second part's.
+    /// The first part's bytes, then the second part's. Inlinable: keys are encoded on every write
+    /// of the store, and a client module then specializes it for its concrete parts (no generic
+    /// metadata or witness-table calls at run time).
+    @inlinable
     public static func encode(_ item: Item) -> [UInt8] {
-        First.encode(item.0) + Second.encode(item.1)
+        var bytes = First.encode(item.0)
+        bytes.append(contentsOf: Second.encode(item.1))
+        return bytes
     }
 
     /// The pair in `bytes`: the first ``LMDBFixedWidthKeyCodec/byteCount`` bytes decode as `First`,

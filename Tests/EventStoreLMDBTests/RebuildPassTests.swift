@@ -41,6 +41,88 @@ import Testing
         }
     }
 
+    /// The pass folds on one thread and writes on another: with many readers of seeded random
+    /// histories (long ones over several write transactions and queue batches, and short ones a
+    /// batch holds several of), the rebuilt views are those of a fresh fold in memory and of the
+    /// incremental fold, and so is the digest the rebuild hashed from the records it appended.
+    @Test func aParallelRebuildOfManyReadersGivesTheFreshFold() throws {
+        try withTempDirectory { dir in
+            let long = F.history(readers: 14, days: 700, seed: 0x5EED_0028)
+            let short = F.history(readers: 30, days: 6, seed: 0x5EED_0128)
+            let history = long + short
+            let readers = Set(history.map(\.reader))
+            #expect(readers.count == 44)
+            #expect(long.count > ReadingStore.rebuildChunkSize, "several write transactions: \(long.count) events")
+            #expect(short.count / 30 < ReadingStore.rebuildBatchEvents, "a batch holds several short readers")
+            let store = try ReadingStore.open(at: dir.child("store"))
+            try F.appendInChunks(store, history, chunk: 1_000)
+            let incremental = try store.viewDigest()
+            let fresh = try store.freshFoldDigest()
+            #expect(fresh == incremental)
+            var calls: [(UInt64, UInt64)] = []
+            let report = try store.rebuild { calls.append(($0, $1)) }
+            #expect(report.digest == fresh)
+            #expect(try store.viewDigest() == fresh)
+            #expect(report.events == UInt64(history.count))
+            #expect(calls.count >= 2, "\(calls)")
+            #expect(calls.map(\.0) == calls.map(\.0).sorted() && calls.last?.0 == UInt64(history.count))
+            #expect(try Set(store.readers()) == readers)
+        }
+    }
+
+    /// A rebuild that fails in the middle, after write transactions of the pass committed, leaves
+    /// the active views as they were, whether the fold thread fails (a damaged reader index: an
+    /// entry of the last reader names another reader's event) or the writer does (the shadow
+    /// generation holds a key every reader's records sort before, so an append is out of order;
+    /// the fold thread is then waiting on a full queue and must stop); once the cause is gone a
+    /// rebuild gives the views again.
+    @Test func aRebuildThatFailsInTheMiddleLeavesTheActiveViews() throws {
+        try withTempDirectory { dir in
+            let history = F.history(readers: 14, days: 700, seed: 0x5EED_0028)
+            let store = try ReadingStore.open(at: dir.child("store"))
+            try F.appendInChunks(store, history)
+            let digest = try store.viewDigest()
+            let active = try store.log.environment.read { try store.activeGeneration($0) }
+            let readers = Set(history.map(\.reader)).sorted()
+            let (lastReader, other) = (readers.last!, readers.first!)
+            let otherPosition = try #require(store.auditTrail(reader: other).first?.position)
+
+            // The fold thread fails on the last reader.
+            try store.log.environment.write { txn in try txn.put(store.readerIndex, (lastReader, otherPosition), []) }
+            var calls = 0
+            let foldError = #expect(throws: EventStoreError.self) { try store.rebuild { _, _ in calls += 1 } }
+            #expect(foldError.map { "\($0)" }?.contains("an event of reader \(other)") == true, "\(String(describing: foldError))")
+            #expect(calls >= 1, "the failure came after a committed write transaction of the pass")
+            #expect(try store.log.environment.read { try store.activeGeneration($0) } == active)
+            #expect(try store.viewDigest() == digest)
+            #expect(try store.log.environment.write { txn in try txn.delete(store.readerIndex, (lastReader, otherPosition)) })
+
+            // The writer fails after its first transaction.
+            calls = 0
+            let writerError = #expect(throws: LMDBError.self) {
+                try store.rebuild { _, _ in
+                    calls += 1
+                    guard calls == 1 else { return }
+                    do {
+                        try store.log.environment.write { txn in
+                            let shadow = store.generations[1 - (try store.activeGeneration(txn))]
+                            try txn.put(shadow[.days], [UInt8](repeating: 0xFF, count: 20), [0])
+                        }
+                    } catch {
+                        Issue.record("writing into the shadow generation failed: \(error)")
+                    }
+                }
+            }
+            #expect(writerError?.kind == .appendOutOfOrder)
+            #expect(calls == 1)
+            #expect(try store.log.environment.read { try store.activeGeneration($0) } == active)
+            #expect(try store.viewDigest() == digest)
+            let report = try store.rebuild()
+            #expect(report.digest == digest)
+            #expect(try store.viewDigest() == digest)
+        }
+    }
+
     /// Events other writers append while the pass runs (a command of a reader already written, a
     /// new reader, an event appended through the raw log without a fold) are folded by the final
     /// commit, once, and indexed.
