@@ -155,8 +155,11 @@ extension ReadingStore {
     /// none): for this store's own replica, its head and its latest stamp.
     static func lastOrigin(of replica: ReplicaID, sync: SyncTables, _ txn: ReadTransaction) throws -> (sequence: UInt64, stamp: UInt64) {
         var last: (sequence: UInt64, stamp: UInt64) = (0, 0)
-        try txn.forEach(sync.origins, direction: .backward, prefix: replica.bytes) { key, entry in
-            last = (key.1, entry.stamp)
+        // One seek to the replica's highest possible key and a step back, over raw bytes (the
+        // generic decode costs more than the lookup on this per-append path).
+        try txn.forEachRaw(sync.origins, from: OriginKey.encode((replica, .max)), direction: .backward, prefix: replica.bytes) { key, value in
+            let entry = try OriginEntryCodec.decode(value)
+            last = (try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...])), entry.stamp)
             return false
         }
         return last
