@@ -142,6 +142,41 @@ import Testing
         }
     }
 
+    /// A writer killed mid-run (`facade-execute`: one durable `execute` per event, stamped from its
+    /// events' times in 2025): after the reopen and a merge of a peer's older event, a new local
+    /// event recorded before all of them still gets a stamp after every stamp held and the next
+    /// sequence (the clock and the head are read from what the killed writer committed).
+    @Test func theClockNeverGoesBackAfterAKilledWriter() async throws {
+        let dir = TempDirectory()
+        defer { dir.remove() }
+        let url = dir.child("store")
+        do { _ = try ReadingStore.open(at: url) }
+        let child = try HelperProcess(["facade-execute", url.path, "--prefix", "clock"])
+        _ = await child.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("ack ") }
+        try await Task.sleep(for: .milliseconds(50))
+        child.kill9()
+        _ = child.waitForExit()
+        let acks = child.lines.filter { $0.hasPrefix("ack ") }.count
+        let store = try ReadingStore.open(at: url)
+        let held = try store.changes(since: VersionVector(), limit: 1_000_000)
+        #expect(held.count >= acks && acks > 0)
+        let latest = try #require(held.compactMap(\.origin?.stamp).max())
+        let peer = try ReadingStore.open(at: dir.child("peer"))
+        let reader = ReaderID(UUID(uuidString: "00000000-0000-4000-8000-0000000000AB")!)
+        func profile(_ store: ReadingStore, _ name: String, recorded: String) throws -> EventOrigin {
+            let context = CommandContext(reader: reader, occurredAt: F.at("2024-11-01T09:00:00+09:00"), timeZone: "Asia/Seoul",
+                                         recordedAt: F.at(recorded), commandID: EventID())
+            let stored = try store.execute(ReaderCommand.updateProfile(nickname: name, imageFileName: nil, theme: nil), context: context)
+            return try #require(stored.first?.origin)
+        }
+        _ = try profile(peer, "peer", recorded: "2024-11-15T09:00:00+09:00")
+        try store.merge(try peer.changes(since: VersionVector()))
+        let next = try profile(store, "after the kill", recorded: "2024-12-01T09:00:00+09:00")
+        #expect(next.stamp > latest, "\(next.stamp) after \(latest)")
+        #expect(next.replica == store.replica && next.sequence == UInt64(held.count) + 1)
+        #expect(try store.verifyReplication() == [])
+    }
+
     /// An envelope naming this store's own replica at a sequence it never issued is refused also
     /// when it is a copy of an event held (it would otherwise be kept as an alias in this
     /// replica's origins, where its last origin is its head).
