@@ -89,8 +89,7 @@ extension EventLog {
                 }
             }
             let hasNew = known.count < part.events.count
-            var version: UInt64? = nil
-            if let stored = try txn.rawValue(streams, streamBytes) { version = try BigEndianUInt64.decode(stored) }
+            var version = try streamVersion(encoded: streamBytes, in: txn)
             if hasNew && !part.expectedVersion.isSatisfied(by: version) {
                 throw EventStoreError.wrongExpectedVersion(
                     stream: part.key.description, expected: part.expectedVersion, actual: version)
@@ -127,9 +126,6 @@ extension EventLog {
             // many-part append linear).
             for entry in entries[partStart...] where handled[entry.eventID] == nil {
                 handled[entry.eventID] = entry
-            }
-            if hasNew, let version {
-                try txn.putRaw(streams, streamBytes, BigEndianUInt64.encode(version), flags: [])
             }
         }
         if entries.contains(where: \.isNew) {

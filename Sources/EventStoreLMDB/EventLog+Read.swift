@@ -33,8 +33,23 @@ extension EventLog {
 
     /// The version of the stream `key` as seen by `txn` (0 when it has no events).
     public func streamVersion(of key: StreamKey, in txn: ReadTransaction) throws -> UInt64 {
-        guard let bytes = try txn.rawValue(streams, try key.encoded()) else { return 0 }
-        return try BigEndianUInt64.decode(bytes)
+        try streamVersion(encoded: try key.encoded(), in: txn) ?? 0
+    }
+
+    /// The version of the stream whose encoded key is `streamBytes`: the version in its last
+    /// `streamIndex` key (stream key + version, big-endian), `nil` when it has no events. Since
+    /// format 4 no table stores it apart, so an append writes one stream entry, not two.
+    func streamVersion(encoded streamBytes: [UInt8], in txn: ReadTransaction) throws -> UInt64? {
+        var version: UInt64?
+        let count = streamBytes.count + 8
+        try txn.forEachRaw(streamIndex, from: streamBytes + [UInt8](repeating: 0xFF, count: 8), direction: .backward,
+                           prefix: streamBytes) { key, _ in
+            // A longer stream key that starts with this one (a raw log's stream names) is another stream.
+            guard key.count == count else { return true }
+            version = try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: key[streamBytes.count...]))
+            return false
+        }
+        return version
     }
 
     /// The event at `position` as seen by `txn`, or nil.

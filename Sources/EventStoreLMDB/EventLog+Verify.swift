@@ -98,16 +98,5 @@ private final class ChainWalker {
         if UInt64(indexCount) != recordCount {
             fault(lastPosition, .streamIndex, "streamIndex has \(indexCount) entries for \(recordCount) records")
         }
-        var storedStreams = 0
-        try txn.forEach(log.streams) { stream, version in
-            storedStreams += 1
-            if streamVersions[stream] != version {
-                fault(lastPosition, .streamVersion, "streams says \(stream) is at \(version), the log has \(streamVersions[stream] ?? 0)")
-            }
-            return true
-        }
-        if storedStreams != streamVersions.count {
-            fault(lastPosition, .streamVersion, "streams has \(storedStreams) streams, the log has \(streamVersions.count)")
-        }
     }
 }

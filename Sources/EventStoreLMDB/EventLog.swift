@@ -18,18 +18,21 @@ import Glibc
 /// may open the same store at the same time: LMDB's writer lock serializes their appends.
 ///
 /// Named databases used by the log (reserved, see ``reservedDatabaseNames``):
-/// `events` (position -> record), `eventIDs` (UUID -> position), `streams` (stream key -> version),
-/// `streamIndex` (stream key + version -> position), `meta` (format, head hash, last position).
+/// `events` (position -> record), `eventIDs` (UUID -> position), `streamIndex` (stream key +
+/// version -> position: a stream's last key there holds its version), `meta` (format, head hash,
+/// last position), and `streams` (empty since format 4: once stream key -> version).
 /// Streams are keyed by their binary ``StreamKey`` (33 bytes for a reader's or a book's stream).
 /// Callers may open more databases with ``openDatabase(named:keys:values:)`` and write them in the
 /// same transaction as an append (``append(_:to:expectedVersion:in:)``).
 public final class EventLog: Sendable {
     /// The store format this build writes and reads: 2 since replicas (every record's payload
-    /// carries its origin), 3 since binary stream keys (``StreamKey`` in every record, in
-    /// `streams` and in `streamIndex`, instead of the stream's text). ``open(at:options:)``
+    /// carries its origin), 3 since binary stream keys (``StreamKey`` in every record and in
+    /// `streamIndex`, instead of the stream's text), 4 since fewer tables per append (a stream's
+    /// version is its last `streamIndex` key, the `streams` table stays empty; a replica's own head
+    /// and latest stamp are its last origin, not stored apart). ``open(at:options:)``
     /// refuses a log of an older format with ``EventStoreError/formatNeedsMigration(found:current:)``;
-    /// ``ReadingStore`` migrates one (formats 1 and 2) when it opens it writable, in one transaction.
-    public static let formatVersion: UInt32 = 3
+    /// ``ReadingStore`` migrates one (formats 1 to 3) when it opens it writable, in one transaction.
+    public static let formatVersion: UInt32 = 4
     /// The longest stream name, in UTF-8 bytes (LMDB keys are at most 511 bytes).
     public static let maxStreamNameBytes = 500
     /// The databases the log owns.

@@ -30,7 +30,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// start, and nothing was written.
     case rebuildInProgress(path: String)
     /// The store was written in an older format that this build migrates when it opens the store
-    /// writable (format 1 predates replicas, format 2 binary stream keys); a read-only open
+    /// writable (format 1 predates replicas, format 2 binary stream keys, format 3 the
+    /// derived stream versions, head and clock of format 4); a read-only open
     /// cannot migrate it, nor can a raw ``EventLog/open(at:options:)``.
     case formatNeedsMigration(found: UInt32, current: UInt32)
 
@@ -41,7 +42,7 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case .unsupportedFormat(let found, let supported):
             return "store format \(found) is newer than the supported format \(supported)"
         case .formatNeedsMigration(let found, let current):
-            let predates = found <= 1 ? "replicas" : "binary stream keys"
+            let predates = found <= 1 ? "replicas" : found == 2 ? "binary stream keys" : "derived stream versions, head and clock"
             return "store format \(found) predates \(predates) (this build writes format \(current)); open the store once writable (for example `replay rebuild --store DIR`) to migrate it, then read it"
         case .alreadyOpen(let path): return "\(path) is already open in this process"
         case .wrongExpectedVersion(let stream, let expected, let actual):

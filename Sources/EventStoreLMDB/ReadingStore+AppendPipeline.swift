@@ -207,6 +207,13 @@ extension ReadingStore {
             bookFacts?.note(envelope)
             let origin = envelope.origin!
             let key = EventOrigin(stamp: 0, replica: origin.replica, sequence: origin.sequence)
+            // Every origin of this replica is in the origins index (a store holds every event it
+            // made, and its head is its last origin): one that is not was never issued here, also
+            // as a copy of an event held.
+            if origin.replica == replica, try txn.get(sync.origins, (origin.replica, origin.sequence)) == nil {
+                try refuse("origin.replica", .inconsistent,
+                           "it names this store's own replica \(replica), which never issued sequence \(origin.sequence): a store holds every event it made"); continue
+            }
             if let earlier = firstIndex[envelope.eventID] {
                 guard envelopes[earlier].recordsSameFact(as: envelope) else {
                     try refuse("eventID", .inconsistent, "the same event ID comes earlier in the batch (envelope \(earlier + 1)) with another fact"); continue
@@ -247,10 +254,6 @@ extension ReadingStore {
             if let named {
                 try refuse("origin.sequence", .duplicateID,
                            "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
-            }
-            if origin.replica == replica {
-                try refuse("origin.replica", .inconsistent,
-                           "it names this store's own replica \(replica), which never issued sequence \(origin.sequence): a store holds every event it made"); continue
             }
             if let other = claimed.updateValue(index, forKey: key) {
                 try refuse("origin.sequence", .duplicateID,

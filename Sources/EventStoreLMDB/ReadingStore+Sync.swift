@@ -28,10 +28,13 @@ enum OriginEntryCodec: LMDBValueCodec {
 /// The replication tables, written in the same transactions as the events they describe:
 /// - `sync.meta`: `replica` (this store's replica ID, 16 bytes), `home` (the device and inode of
 ///   the `data.mdb` the replica ID was issued for: a copy or a restore gets a new replica ID, see
-///   ``ReadingStore/open(at:dayStartHour:replica:options:)``) and `clock` (the latest stamp held,
-///   8 bytes big-endian: the hybrid logical clock);
-/// - `sync.vector`: every replica heard of, with the highest sequence up to which every event of
-///   it is held or quarantined (the version vector; 0 while its first event is missing);
+///   ``ReadingStore/open(at:dayStartHour:replica:options:)``) and `clock` (8 bytes big-endian:
+///   the latest stamp held of other replicas when it is later than this replica's latest; the
+///   hybrid logical clock is the later of it and the stamp of this replica's last origin);
+/// - `sync.vector`: every other replica heard of, with the highest sequence up to which every
+///   event of it is held or quarantined (the version vector; 0 while its first event is missing).
+///   This replica's own head is its last sequence in `sync.origins` (a store holds every event it
+///   made), so a local append writes neither the clock nor the vector (format 4);
 /// - `sync.origins`: (replica, sequence) -> (position, stamp), one entry per stamped copy held:
 ///   the record's own origin, and each alias (another replica's copy of the same event);
 /// - `sync.aliases`: (replica, sequence) -> (position, recordedAt) of every alias;
@@ -132,12 +135,50 @@ extension ReadingStore {
     }
 
     func versionVector(_ txn: ReadTransaction) throws -> VersionVector {
+        VersionVector(try heads(txn))
+    }
+
+    /// Every replica's head: the other replicas' from `sync.vector`, this replica's from its last
+    /// origin (left out while it has made no event).
+    func heads(_ txn: ReadTransaction) throws -> [ReplicaID: UInt64] {
         var heads: [ReplicaID: UInt64] = [:]
         try txn.forEach(sync.vector) { replica, head in
             heads[replica] = head
             return true
         }
-        return VersionVector(heads)
+        let own = try Self.lastOrigin(of: replica, sync: sync, txn)
+        if own.sequence > 0 { heads[replica] = own.sequence }
+        return heads
+    }
+
+    /// The sequence and stamp of `replica`'s last entry in `sync.origins` (0 and 0 when it has
+    /// none): for this store's own replica, its head and its latest stamp.
+    static func lastOrigin(of replica: ReplicaID, sync: SyncTables, _ txn: ReadTransaction) throws -> (sequence: UInt64, stamp: UInt64) {
+        var last: (sequence: UInt64, stamp: UInt64) = (0, 0)
+        // One seek to the replica's highest possible key and a step back, over raw bytes (the
+        // generic decode costs more than the lookup on this per-append path).
+        try txn.forEachRaw(sync.origins, from: OriginKey.encode((replica, .max)), direction: .backward, prefix: replica.bytes) { key, value in
+            let entry = try OriginEntryCodec.decode(value)
+            last = (try BigEndianUInt64.decode(UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...])), entry.stamp)
+            return false
+        }
+        return last
+    }
+
+    /// The hybrid logical clock: the later of the stored clock (other replicas' stamps) and this
+    /// replica's latest stamp.
+    func clock(_ txn: ReadTransaction) throws -> UInt64 {
+        max(try txn.get(sync.clock, "clock") ?? 0, try Self.lastOrigin(of: replica, sync: sync, txn).stamp)
+    }
+
+    /// Stores what is derived from `replica`'s origins while it is this store's replica (its head
+    /// in `sync.vector`, its latest stamp in the clock), before the store continues as a new
+    /// replica (a copy or a restore): then it is another replica, whose head and stamps are stored.
+    static func retireReplica(_ replica: ReplicaID, sync: SyncTables, _ txn: WriteTransaction) throws {
+        let last = try lastOrigin(of: replica, sync: sync, txn)
+        guard last.sequence > 0 else { return }
+        try txn.put(sync.vector, replica, last.sequence)
+        if last.stamp > (try txn.get(sync.clock, "clock") ?? 0) { try txn.put(sync.clock, "clock", last.stamp) }
     }
 
     /// The events this store holds that a peer with version vector `peer` may lack, in canonical
@@ -160,8 +201,11 @@ extension ReadingStore {
             // above the peer's head and after `after`, at most `limit` of them (a replica's
             // sequence order is canonical, so no later one of it can make the page).
             var candidates: [(origin: EventOrigin, position: UInt64)] = []
-            var replicas: [ReplicaID] = []
-            try txn.forEach(sync.vector) { replica, _ in replicas.append(replica); return true }
+            var replicas: [ReplicaID] = [replica]
+            try txn.forEach(sync.vector) { other, _ in
+                if other != replica { replicas.append(other) }
+                return true
+            }
             for replica in replicas {
                 var taken = 0
                 try txn.forEach(sync.origins, from: (replica, peer[replica] + 1), prefix: replica.bytes) { key, entry in
@@ -276,8 +320,9 @@ extension ReadingStore {
     /// origin they carried.
     func stampLocal(_ envelopes: inout [EventEnvelope], _ txn: WriteTransaction) throws {
         guard !envelopes.isEmpty else { return }
-        var clock = try txn.get(sync.clock, "clock") ?? 0
-        var sequence = try txn.get(sync.vector, replica) ?? 0
+        let last = try Self.lastOrigin(of: replica, sync: sync, txn)
+        var clock = max(try txn.get(sync.clock, "clock") ?? 0, last.stamp)
+        var sequence = last.sequence
         for index in envelopes.indices {
             let wall = UInt64(max(0, envelopes[index].recordedAt.microseconds))
             clock = max(wall, clock + 1)
@@ -287,16 +332,18 @@ extension ReadingStore {
     }
 
     /// Records the origins of just-appended events (with their positions): the origins index, the
-    /// clock, and each touched replica's head moved over every contiguous sequence now held.
+    /// stored clock when another replica's stamp passes the clock (this replica's own stamps are
+    /// read from its last origin), and each other touched replica's head moved over every
+    /// contiguous sequence now held.
     func noteOrigins(_ stored: [EventEnvelope], _ txn: WriteTransaction) throws {
         guard !stored.isEmpty else { return }
-        var clock = try txn.get(sync.clock, "clock") ?? 0
+        var latest: UInt64 = 0
         for envelope in stored {
             guard let origin = envelope.origin else { continue }
             try txn.put(sync.origins, (origin.replica, origin.sequence), (envelope.position, origin.stamp))
-            clock = max(clock, origin.stamp)
+            if origin.replica != replica { latest = max(latest, origin.stamp) }
         }
-        try txn.put(sync.clock, "clock", clock)
+        if latest > 0, latest > (try clock(txn)) { try txn.put(sync.clock, "clock", latest) }
         try moveHeads(over: stored.compactMap(\.origin), txn)
     }
 
@@ -304,7 +351,8 @@ extension ReadingStore {
     /// every sequence held or quarantined that now joins it.
     func moveHeads(over origins: [EventOrigin], _ txn: WriteTransaction) throws {
         var touched: [ReplicaID: [UInt64]] = [:]
-        for origin in origins { touched[origin.replica, default: []].append(origin.sequence) }
+        // This replica's head is its last origin: nothing to move.
+        for origin in origins where origin.replica != replica { touched[origin.replica, default: []].append(origin.sequence) }
         for (replica, sequences) in touched {
             // The head moves over the sequences just written without reading them back (a local
             // batch is contiguous), then over any held before that now join it.
@@ -323,23 +371,32 @@ extension ReadingStore {
 
     // MARK: Older formats
 
-    /// Migrates a log of format 1 or 2 to the current format inside `txn` (one transaction: all
-    /// of it or nothing), in one pass over the records:
+    /// Migrates a log of format 1, 2 or 3 to the current format inside `txn` (one transaction:
+    /// all of it or nothing):
     ///
-    /// - every record is rewritten in the current layout (its stream as a binary ``StreamKey``),
-    ///   and the hash chain and checksums are recomputed; `streams` and `streamIndex` are
-    ///   rebuilt with binary keys;
-    /// - from format 1 (no origins) each payload also gets its origin (stamp 0, this replica,
-    ///   sequence = its position), which keeps the old log order as the canonical order, and the
-    ///   origins index and the vector are filled.
+    /// - from formats 1 and 2, in one pass over the records, every record is rewritten in the
+    ///   current layout (its stream as a binary ``StreamKey``), the hash chain and checksums are
+    ///   recomputed, and `streamIndex` is rebuilt with binary keys; from format 1 (no origins)
+    ///   each payload also gets its origin (stamp 0, this replica, sequence = its position), which
+    ///   keeps the old log order as the canonical order, and the origins index is filled;
+    /// - from every older format (format 4: derived, not stored), the `streams` table is emptied
+    ///   (a stream's version is its last `streamIndex` key) and this replica's own entry leaves
+    ///   `sync.vector` (its head is its last origin); the stored clock stays (it is not behind
+    ///   any stamp held).
     ///
     /// Then the format record is set to the current format.
     static func migrate(log: EventLog, from format: UInt32, sync: SyncTables, replica: ReplicaID, _ txn: WriteTransaction) throws {
-        let addOrigins = format <= 1
-        let last = try log.lastPosition(in: txn)
-        var versions: [StreamKey: UInt64] = [:]
-        try txn.removeAll(log.streamIndex)
+        if format <= 2 { try rewriteRecords(log: log, addingOrigins: format <= 1, sync: sync, replica: replica, txn) }
         try txn.removeAll(log.streams)
+        try txn.delete(sync.vector, replica)
+        try txn.put(log.meta, EventLog.MetaKey.format, BigEndianUInt32.encode(EventLog.formatVersion))
+    }
+
+    /// The record pass of ``migrate(log:from:sync:replica:_:)`` for formats 1 and 2.
+    private static func rewriteRecords(log: EventLog, addingOrigins addOrigins: Bool, sync: SyncTables, replica: ReplicaID,
+                                       _ txn: WriteTransaction) throws {
+        let last = try log.lastPosition(in: txn)
+        try txn.removeAll(log.streamIndex)
         var head = EventRecord.zeroHash
         var position: UInt64 = 0
         while position < last {
@@ -368,16 +425,10 @@ extension ReadingStore {
                 try txn.putRaw(log.events, BigEndianUInt64.encode(record.position), bytes, flags: [])
                 try txn.putRaw(log.streamIndex, streamBytes + BigEndianUInt64.encode(record.streamVersion),
                                BigEndianUInt64.encode(record.position), flags: .noOverwrite)
-                versions[record.key] = max(versions[record.key] ?? 0, record.streamVersion)
                 head = EventRecord.hash(bytes)
             }
             position = records.last!.position
         }
-        for (key, version) in versions {
-            try txn.putRaw(log.streams, try key.encoded(), BigEndianUInt64.encode(version), flags: [])
-        }
         if last > 0 { try txn.put(log.meta, EventLog.MetaKey.head, head) }
-        if addOrigins { try txn.put(sync.vector, replica, last) }
-        try txn.put(log.meta, EventLog.MetaKey.format, BigEndianUInt32.encode(EventLog.formatVersion))
     }
 }

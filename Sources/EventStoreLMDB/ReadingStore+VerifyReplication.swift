@@ -79,8 +79,7 @@ extension ReadingStore {
                 }
                 return true
             }
-            var heads: [ReplicaID: UInt64] = [:]
-            try txn.forEach(sync.vector) { replica, head in heads[replica] = head; return true }
+            let heads = try heads(txn)
             for replica in Set(heads.keys).union(sequences.keys) {
                 let held = Set(sequences[replica] ?? []).union(slots[replica] ?? [])
                 var expected: UInt64 = 0
@@ -90,7 +89,7 @@ extension ReadingStore {
                     faults.append(ReplicationFault(position: 0, detail: "the version vector's head of replica \(replica) is \(head), but every sequence is held up to \(expected)"))
                 }
             }
-            let clock = try txn.get(sync.clock, "clock") ?? 0
+            let clock = try clock(txn)
             if clock < maxStamp {
                 faults.append(ReplicationFault(position: 0, detail: "the clock \(clock) is behind the latest stamp held, \(maxStamp)"))
             }

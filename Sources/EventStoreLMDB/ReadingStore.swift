@@ -123,6 +123,7 @@ public final class ReadingStore: Sendable {
                     // its data file is another file than the one the replica ID was issued for.
                     // It continues as a new replica before it writes anything, so no sequence
                     // number of the old replica is ever issued twice.
+                    try Self.retireReplica(parsed, sync: tables, txn)
                     id = ReplicaID()
                     try txn.put(tables.meta, "replica", id.bytes)
                 }
