@@ -46,6 +46,8 @@ public final class EventLog: Sendable {
     let streams: LMDBDatabase<StreamKeyCodec, BigEndianUInt64>
     let streamIndex: LMDBDatabase<StreamIndexKey, BigEndianUInt64>
     let meta: LMDBDatabase<UTF8String, RawBytes>
+    /// The format record as the open read it (``formatVersion`` for a store the open created).
+    let openedFormat: UInt32
     let appendSignals = AppendSignals()
 
     enum MetaKey {
@@ -54,9 +56,10 @@ public final class EventLog: Sendable {
         static let last = "last"
     }
 
-    private init(environment: LMDBEnvironment, directory: URL, databases: LMDBDatabaseSet) {
+    private init(environment: LMDBEnvironment, directory: URL, databases: LMDBDatabaseSet, format: UInt32) {
         self.environment = environment
         self.directory = directory
+        openedFormat = format
         events = databases.database("events")
         eventIDs = databases.database("eventIDs")
         streams = databases.database("streams")
@@ -230,18 +233,14 @@ public final class EventLog: Sendable {
                 let meta = databases.database("meta", keys: UTF8String.self, values: RawBytes.self)
                 try txn.put(meta, MetaKey.format, BigEndianUInt32.encode(formatVersion), flags: .noOverwrite)
             }
-            return EventLog(environment: environment, directory: directory, databases: databases)
+            return EventLog(environment: environment, directory: directory, databases: databases, format: formatVersion)
         }
         guard names.contains("meta") else {
             throw EventStoreError.notAStore(path: directory.path, reason: "an LMDB environment without a meta database")
         }
         let meta = try environment.openDatabases(named: ["meta"], create: false)
             .database("meta", keys: UTF8String.self, values: RawBytes.self)
-        let format = try environment.read { txn -> UInt32? in
-            guard let bytes = try txn.get(meta, MetaKey.format) else { return nil }
-            return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
-        }
-        guard let format else {
+        guard let format = try environment.read({ txn in try storedFormat(meta, txn) }) else {
             throw EventStoreError.notAStore(path: directory.path, reason: "the meta database has no format record")
         }
         guard format <= formatVersion else {
@@ -258,7 +257,13 @@ public final class EventLog: Sendable {
             throw EventStoreError.notAStore(path: directory.path, reason: "missing databases \(missing)")
         }
         let databases = try environment.openDatabases(named: all, create: false)
-        return EventLog(environment: environment, directory: directory, databases: databases)
+        return EventLog(environment: environment, directory: directory, databases: databases, format: format)
+    }
+
+    /// The format record in `meta` as `txn` sees it (`nil` when there is none).
+    static func storedFormat(_ meta: LMDBDatabase<UTF8String, RawBytes>, _ txn: ReadTransaction) throws -> UInt32? {
+        guard let bytes = try txn.get(meta, MetaKey.format) else { return nil }
+        return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
     }
 
     /// Refuses a `data.mdb` whose first meta page lacks LMDB's magic number, before LMDB maps it.
@@ -288,5 +293,20 @@ public final class EventLog: Sendable {
     ) throws -> LMDBDatabase<Key, Value> {
         guard !Self.reservedDatabaseNames.contains(name) else { throw EventStoreError.reservedDatabaseName(name) }
         return try environment.openDatabase(named: name, keys: keys, values: values, create: true)
+    }
+
+    /// Opens a caller's named databases together: in one read transaction when they all exist (so
+    /// opening an existing store writes nothing), else in one write transaction that creates the
+    /// missing ones (a read-only environment then throws ``LMDBError`` of kind
+    /// ``LMDBError/Kind/notFound``).
+    ///
+    /// - Throws: ``EventStoreError/reservedDatabaseName(_:)`` for the log's own names, or ``LMDBError``.
+    func openDatabases(named names: [String]) throws -> LMDBDatabaseSet {
+        if let reserved = names.first(where: Self.reservedDatabaseNames.contains) { throw EventStoreError.reservedDatabaseName(reserved) }
+        do {
+            return try environment.openDatabases(named: names, create: false)
+        } catch let error as LMDBError where error.kind == .notFound && !environment.options.readOnly {
+            return try environment.openDatabases(named: names, create: true)
+        }
     }
 }
