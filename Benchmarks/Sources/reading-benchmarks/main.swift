@@ -48,8 +48,9 @@ if args.first == "--child-open" {
     let reader = ReaderID(uuidString: args[2])!
     let zone = ZoneID(unchecked: args[3])
     let asOf = Timestamp(microseconds: Int64(args[4])!)
+    let (options, markers) = (childMap, straceMarkers)
     let t0 = now()
-    let count = try measuredOpen(dir, reader: reader, asOf: asOf, zone: zone)
+    let count = try measuredOpen(dir, options: options, markers: markers, reader: reader, asOf: asOf, zone: zone)
     let t1 = now()
     print("RESULT \(t1 - t0) \(count)")
     exit(0)
@@ -57,8 +58,9 @@ if args.first == "--child-open" {
 if args.first == "--child-open-raw" {
     // P7 baseline: open the same environment with the raw wrapper and read the last record.
     let dir = URL(fileURLWithPath: args[1])
+    let (options, markers) = (childMap, straceMarkers)
     let t0 = now()
-    let size = try measuredRawOpen(dir)
+    let size = try measuredRawOpen(dir, options: options, markers: markers)
     let t1 = now()
     print("RESULT \(t1 - t0) \(size)")
     exit(0)
@@ -71,20 +73,26 @@ var childMap: LMDBEnvironmentOptions {
     ProcessInfo.processInfo.environment["OPEN_MAP_SIZE"].flatMap(Int.init).map { LMDBEnvironmentOptions(mapSize: $0) } ?? bigMap
 }
 
-/// With `OPEN_MARKERS=1` (Scripts/open-instructions.sh under strace), writes `marker` to stderr,
-/// so the system calls between two markers can be told from the process's start and exit.
-func straceMarker(_ marker: String) {
-    guard ProcessInfo.processInfo.environment["OPEN_MARKERS"] == "1" else { return }
-    FileHandle.standardError.write(Data("\(marker)\n".utf8))
+/// Whether the P7 children mark their measured part for strace (`OPEN_MARKERS=1`, set by
+/// Scripts/open-instructions.sh). Read before the clock starts: the first look at the environment
+/// costs a process about 1.5 million instructions.
+var straceMarkers: Bool { ProcessInfo.processInfo.environment["OPEN_MARKERS"] == "1" }
+
+/// Writes `marker` to stderr with write(2) when `on`, so the system calls between two markers can
+/// be told from the process's start and exit.
+@inline(__always)
+func straceMarker(_ on: Bool, _ marker: StaticString) {
+    guard on else { return }
+    _ = write(2, marker.utf8Start, marker.utf8CodeUnitCount)
 }
 
 /// P7's measured part: opening the store and its first home list (the store is not closed: the
 /// child exits). A function of its own, never inlined, for callgrind's --toggle-collect.
 @inline(never)
-func measuredOpen(_ dir: URL, reader: ReaderID, asOf: Timestamp, zone: ZoneID) throws -> Int {
-    straceMarker("open-instructions: begin")
-    defer { straceMarker("open-instructions: end") }
-    let store = try openStore(dir, options: childMap)
+func measuredOpen(_ dir: URL, options: LMDBEnvironmentOptions, markers: Bool, reader: ReaderID, asOf: Timestamp, zone: ZoneID) throws -> Int {
+    straceMarker(markers, "open-instructions: begin\n")
+    defer { straceMarker(markers, "open-instructions: end\n") }
+    let store = try openStore(dir, options: options)
     let home = try store.withViews { try $0.homeList(reader: reader, asOf: asOf, zone: zone) }
     return home.items.count
 }
@@ -92,10 +100,10 @@ func measuredOpen(_ dir: URL, reader: ReaderID, asOf: Timestamp, zone: ZoneID) t
 /// P7's baseline: the raw wrapper opens the environment and the `events` database and reads the
 /// last record; returns its size.
 @inline(never)
-func measuredRawOpen(_ dir: URL) throws -> Int {
-    straceMarker("open-instructions: begin")
-    defer { straceMarker("open-instructions: end") }
-    let env = try LMDBEnvironment(directory: dir, options: childMap)
+func measuredRawOpen(_ dir: URL, options: LMDBEnvironmentOptions, markers: Bool) throws -> Int {
+    straceMarker(markers, "open-instructions: begin\n")
+    defer { straceMarker(markers, "open-instructions: end\n") }
+    let env = try LMDBEnvironment(directory: dir, options: options)
     let db = try env.openDatabase(named: "events", keys: BigEndianUInt64.self, values: RawBytes.self, create: false)
     var size = 0
     try env.read { txn in
