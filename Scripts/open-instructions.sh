@@ -20,8 +20,9 @@
 #      file's size whatever the option says;
 #   4. runs both children natively under `strace -f` (with P7's own 64 GiB map), counting the system
 #      calls between the two markers `measuredOpen` writes to stderr (OPEN_MARKERS=1);
-#   5. prints Ir of both and their ratio, the top 15 functions of the store's open by inclusive
-#      and by self Ir, and the system calls of both by name.
+#   5. prints Ir of both and their ratio, the minor page faults of the native runs' measured parts
+#      (getrusage), the system calls of both by name, and the top 15 functions of the store's open
+#      by inclusive and by self Ir.
 #
 # Environment: CALLGRIND_KEEP=1 keeps the store, the callgrind outputs and the traces.
 # Needs valgrind and strace (apt-get install -y valgrind strace).
@@ -129,6 +130,9 @@ echo "store: $store ($(du -sh "$store/data.mdb" | cut -f1) data.mdb); $(valgrind
 echo "open + first home list (measuredOpen): $openIr instructions (Ir)"
 echo "raw open + last record (measuredRawOpen): $rawIr instructions (Ir)"
 awk -v s="$openIr" -v r="$rawIr" 'BEGIN { printf "ratio: %.2fx raw (%d instructions more)\n", s / r, s - r }'
+echo
+faults() { awk '/^RESULT / { print $4 }' "$work/$1.strace.txt"; }
+echo "minor page faults (native run, getrusage): open + first home list $(faults open), raw $(faults raw)"
 echo
 echo "system calls of the open + first home list:"
 echo "$openCalls"

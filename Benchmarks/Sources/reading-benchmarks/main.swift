@@ -49,20 +49,22 @@ if args.first == "--child-open" {
     let zone = ZoneID(unchecked: args[3])
     let asOf = Timestamp(microseconds: Int64(args[4])!)
     let (options, markers) = (childMap, straceMarkers)
+    let faults = minorPageFaults()
     let t0 = now()
     let count = try measuredOpen(dir, options: options, markers: markers, reader: reader, asOf: asOf, zone: zone)
     let t1 = now()
-    print("RESULT \(t1 - t0) \(count)")
+    print("RESULT \(t1 - t0) \(count) \(minorPageFaults() - faults)")
     exit(0)
 }
 if args.first == "--child-open-raw" {
     // P7 baseline: open the same environment with the raw wrapper and read the last record.
     let dir = URL(fileURLWithPath: args[1])
     let (options, markers) = (childMap, straceMarkers)
+    let faults = minorPageFaults()
     let t0 = now()
     let size = try measuredRawOpen(dir, options: options, markers: markers)
     let t1 = now()
-    print("RESULT \(t1 - t0) \(size)")
+    print("RESULT \(t1 - t0) \(size) \(minorPageFaults() - faults)")
     exit(0)
 }
 
