@@ -50,6 +50,11 @@ struct SyncTables: Sendable {
     let placement: LMDBDatabase<BigEndianUInt64, CanonicalCopyCodec>
     let quarantine: LMDBDatabase<RawBytes, RawBytes>
 
+    /// The sync tables of `log`'s store, opened together (created when missing, in a writable store).
+    init(log: EventLog) throws {
+        self.init(try log.openDatabases(named: Self.names))
+    }
+
     /// The sync tables from `databases`, which the store opened together (see
     /// ``ReadingStore/databaseNames``): ``names`` must be among them.
     init(_ databases: LMDBDatabaseSet) {
