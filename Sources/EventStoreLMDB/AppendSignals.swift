@@ -3,26 +3,32 @@ import LMDB
 
 /// Wakes the log's observers when this process appends (other processes are seen by polling).
 final class AppendSignals: Sendable {
-    private let wakeups = Locked<[UUID: Wakeup]>([:])
+    /// The registered wakeups under their keys, and the last key given. An array, not a
+    /// dictionary: every log makes one at its open, and a dictionary's type metadata would cost
+    /// the process a protocol conformance lookup (its key's `Hashable`, about 160,000
+    /// instructions) there; observers are few.
+    private let wakeups = Locked<(last: UInt64, all: [(key: UInt64, wakeup: Wakeup)])>((0, []))
 
     /// Registers an observer's wakeup; returns its key for ``remove(_:)``.
-    func add(_ wakeup: Wakeup) -> UUID {
-        let key = UUID()
-        wakeups.withLock { $0[key] = wakeup }
-        return key
+    func add(_ wakeup: Wakeup) -> UInt64 {
+        wakeups.withLock { state in
+            state.last += 1
+            state.all.append((state.last, wakeup))
+            return state.last
+        }
     }
 
     /// Unregisters an observer.
-    func remove(_ key: UUID) {
-        _ = wakeups.withLock { $0.removeValue(forKey: key) }
+    func remove(_ key: UInt64) {
+        wakeups.withLock { $0.all.removeAll { $0.key == key } }
     }
 
     /// The number of registered observers.
-    var count: Int { wakeups.withLock { $0.count } }
+    var count: Int { wakeups.withLock { $0.all.count } }
 
     /// Wakes every observer (called after an append commits).
     func signalAll() {
-        for wakeup in wakeups.withLock({ Array($0.values) }) { wakeup.signal() }
+        for wakeup in wakeups.withLock({ $0.all.map(\.wakeup) }) { wakeup.signal() }
     }
 }
 

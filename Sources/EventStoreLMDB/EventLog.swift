@@ -49,6 +49,8 @@ public final class EventLog: Sendable {
     let streams: LMDBDatabase<StreamKeyCodec, BigEndianUInt64>
     let streamIndex: LMDBDatabase<StreamIndexKey, BigEndianUInt64>
     let meta: LMDBDatabase<UTF8String, RawBytes>
+    /// The format record as the open read it (``formatVersion`` for a store the open created).
+    let openedFormat: UInt32
     let appendSignals = AppendSignals()
 
     enum MetaKey {
@@ -57,9 +59,10 @@ public final class EventLog: Sendable {
         static let last = "last"
     }
 
-    private init(environment: LMDBEnvironment, directory: URL, databases: LMDBDatabaseSet) {
+    private init(environment: LMDBEnvironment, directory: URL, databases: LMDBDatabaseSet, format: UInt32) {
         self.environment = environment
         self.directory = directory
+        openedFormat = format
         events = databases.database("events")
         eventIDs = databases.database("eventIDs")
         streams = databases.database("streams")
@@ -98,45 +101,48 @@ public final class EventLog: Sendable {
         }
         // Before anything opens them: a FIFO would block the open for ever.
         try LMDBEnvironment.checkFileTypes(directory: path)
-        let entries = try fileManager.contentsOfDirectory(atPath: path)
-        if !entries.isEmpty {
-            guard entries.contains("data.mdb") else {
+        // The store's two files are looked up by name; the directory is listed only when it has
+        // no data.mdb, to tell an empty one (a new store) from one that holds something else.
+        let dataPath = path + "/data.mdb", lockPath = path + "/lock.mdb"
+        var info = stat()
+        let wasEmpty: Bool
+        if lstat(dataPath, &info) == 0 {
+            wasEmpty = false
+            try checkLMDBMagic(atPath: dataPath, storePath: path)
+        } else {
+            guard try fileManager.contentsOfDirectory(atPath: path).isEmpty else {
                 throw EventStoreError.notAStore(path: path, reason: "the directory is not empty and holds no data.mdb")
             }
-            try checkLMDBMagic(of: directory.appendingPathComponent("data.mdb"), storePath: path)
+            wasEmpty = true
         }
-        let lockExisted = entries.contains("lock.mdb")
+        let lockExisted = lstat(lockPath, &info) == 0
         let log: EventLog
         do {
-            log = try openEnvironment(at: directory, options: options, wasEmpty: entries.isEmpty,
+            log = try openEnvironment(at: directory, options: options, wasEmpty: wasEmpty,
                                       allowingOlderFormat: allowingOlderFormat)
         } catch {
             // The environment is released by now (it was local to openEnvironment): undo the files
             // this call created (its lock file; both files of a store it was creating).
-            if !lockExisted {
-                unlink(directory.appendingPathComponent("lock.mdb").path)
-            }
-            if entries.isEmpty {
-                unlink(directory.appendingPathComponent("data.mdb").path)
-            }
+            if !lockExisted { unlink(lockPath) }
+            if wasEmpty { unlink(dataPath) }
             throw error
         }
-        if !options.readOnly { restrictPermissions(of: directory) }
+        if !options.readOnly { restrictPermissions(of: path) }
         return log
     }
 
     /// Reading history is personal: a writable open leaves the directory 0700 and its files 0600
     /// (also when the store was created in a directory that existed with a wider mode). A mode
     /// that cannot be changed (a directory of another user) is left as it is.
-    private static func restrictPermissions(of directory: URL) {
+    private static func restrictPermissions(of directory: String) {
         func restrict(_ path: String, to mode: mode_t) {
             var info = stat()
             guard stat(path, &info) == 0, info.st_mode & 0o7777 != mode else { return }
             _ = chmod(path, mode)
         }
-        restrict(directory.path, to: 0o700)
-        restrict(directory.appendingPathComponent("data.mdb").path, to: 0o600)
-        restrict(directory.appendingPathComponent("lock.mdb").path, to: 0o600)
+        restrict(directory, to: 0o700)
+        restrict(directory + "/data.mdb", to: 0o600)
+        restrict(directory + "/lock.mdb", to: 0o600)
     }
 
     /// Writes a compact, consistent copy of the store to `destination` (`mdb_env_copy2` with
@@ -233,18 +239,14 @@ public final class EventLog: Sendable {
                 let meta = databases.database("meta", keys: UTF8String.self, values: RawBytes.self)
                 try txn.put(meta, MetaKey.format, BigEndianUInt32.encode(formatVersion), flags: .noOverwrite)
             }
-            return EventLog(environment: environment, directory: directory, databases: databases)
+            return EventLog(environment: environment, directory: directory, databases: databases, format: formatVersion)
         }
         guard names.contains("meta") else {
             throw EventStoreError.notAStore(path: directory.path, reason: "an LMDB environment without a meta database")
         }
         let meta = try environment.openDatabases(named: ["meta"], create: false)
             .database("meta", keys: UTF8String.self, values: RawBytes.self)
-        let format = try environment.read { txn -> UInt32? in
-            guard let bytes = try txn.get(meta, MetaKey.format) else { return nil }
-            return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
-        }
-        guard let format else {
+        guard let format = try environment.read({ txn in try storedFormat(meta, txn) }) else {
             throw EventStoreError.notAStore(path: directory.path, reason: "the meta database has no format record")
         }
         guard format <= formatVersion else {
@@ -261,22 +263,40 @@ public final class EventLog: Sendable {
             throw EventStoreError.notAStore(path: directory.path, reason: "missing databases \(missing)")
         }
         let databases = try environment.openDatabases(named: all, create: false)
-        return EventLog(environment: environment, directory: directory, databases: databases)
+        return EventLog(environment: environment, directory: directory, databases: databases, format: format)
+    }
+
+    /// The format record in `meta` as `txn` sees it (`nil` when there is none).
+    static func storedFormat(_ meta: LMDBDatabase<UTF8String, RawBytes>, _ txn: ReadTransaction) throws -> UInt32? {
+        guard let bytes = try txn.get(meta, MetaKey.format) else { return nil }
+        return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
     }
 
     /// Refuses a `data.mdb` whose first meta page lacks LMDB's magic number, before LMDB maps it.
-    private static func checkLMDBMagic(of file: URL, storePath: String) throws {
+    private static func checkLMDBMagic(atPath file: String, storePath: String) throws {
         // Page 0 is a meta page: a 16-byte page header, then MDB_meta, whose first field is the
         // magic 0xBEEFC0DE in the machine's byte order.
-        guard let handle = FileHandle(forReadingAtPath: file.path) else {
+        #if canImport(Glibc)
+        let fd = Glibc.open(file, O_RDONLY | O_CLOEXEC)
+        #else
+        let fd = Darwin.open(file, O_RDONLY | O_CLOEXEC)
+        #endif
+        guard fd >= 0 else {
             throw EventStoreError.notAStore(path: storePath, reason: "data.mdb cannot be read")
         }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 20)) ?? Data()
-        guard head.count == 20 else {
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 20)
+        var count = 0
+        while count < head.count {
+            let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + count, $0.count - count, off_t(count)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            count += n
+        }
+        guard count == head.count else {
             throw EventStoreError.notAStore(path: storePath, reason: "data.mdb is too short to be an LMDB file")
         }
-        let magic = head.subdata(in: 16..<20).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        let magic = head.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: UInt32.self) }
         guard magic == 0xBEEF_C0DE else {
             throw EventStoreError.notAStore(path: storePath, reason: "data.mdb is not an LMDB file (no magic number)")
         }
@@ -291,5 +311,20 @@ public final class EventLog: Sendable {
     ) throws -> LMDBDatabase<Key, Value> {
         guard !Self.reservedDatabaseNames.contains(name) else { throw EventStoreError.reservedDatabaseName(name) }
         return try environment.openDatabase(named: name, keys: keys, values: values, create: true)
+    }
+
+    /// Opens a caller's named databases together: in one read transaction when they all exist (so
+    /// opening an existing store writes nothing), else in one write transaction that creates the
+    /// missing ones (a read-only environment then throws ``LMDBError`` of kind
+    /// ``LMDBError/Kind/notFound``).
+    ///
+    /// - Throws: ``EventStoreError/reservedDatabaseName(_:)`` for the log's own names, or ``LMDBError``.
+    func openDatabases(named names: [String]) throws -> LMDBDatabaseSet {
+        if let reserved = names.first(where: Self.reservedDatabaseNames.contains) { throw EventStoreError.reservedDatabaseName(reserved) }
+        do {
+            return try environment.openDatabases(named: names, create: false)
+        } catch let error as LMDBError where error.kind == .notFound && !environment.options.readOnly {
+            return try environment.openDatabases(named: names, create: true)
+        }
     }
 }

@@ -53,14 +53,21 @@ struct SyncTables: Sendable {
     let placement: LMDBDatabase<BigEndianUInt64, CanonicalCopyCodec>
     let quarantine: LMDBDatabase<RawBytes, RawBytes>
 
+    /// The sync tables of `log`'s store, opened together (created when missing, in a writable store).
     init(log: EventLog) throws {
-        meta = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: RawBytes.self)
-        clock = try log.openDatabase(named: "sync.meta", keys: UTF8String.self, values: BigEndianUInt64.self)
-        vector = try log.openDatabase(named: "sync.vector", keys: ReplicaIDKey.self, values: BigEndianUInt64.self)
-        origins = try log.openDatabase(named: "sync.origins", keys: OriginKey.self, values: OriginEntryCodec.self)
-        aliases = try log.openDatabase(named: "sync.aliases", keys: OriginKey.self, values: AliasEntryCodec.self)
-        placement = try log.openDatabase(named: "sync.placement", keys: BigEndianUInt64.self, values: CanonicalCopyCodec.self)
-        quarantine = try log.openDatabase(named: "sync.quarantine", keys: RawBytes.self, values: RawBytes.self)
+        self.init(try log.openDatabases(named: Self.names))
+    }
+
+    /// The sync tables from `databases`, which the store opened together (see
+    /// ``ReadingStore/databaseNames``): ``names`` must be among them.
+    init(_ databases: LMDBDatabaseSet) {
+        meta = databases.database("sync.meta")
+        clock = databases.database("sync.meta")
+        vector = databases.database("sync.vector")
+        origins = databases.database("sync.origins")
+        aliases = databases.database("sync.aliases")
+        placement = databases.database("sync.placement")
+        quarantine = databases.database("sync.quarantine")
     }
 }
 

@@ -3,6 +3,10 @@ import LMDB
 import Projections
 import ReadingEvents
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The store host apps use: a reader's history as events in an LMDB log, with every view kept in
 /// the same LMDB file and updated in the same transaction as the events it folds.
 ///
@@ -62,48 +66,60 @@ public final class ReadingStore: Sendable {
         return try ReadingStore(log: log, dayStartHour: dayStartHour, replica: replica)
     }
 
+    /// Every named database of the store above the log, opened together at open (one read
+    /// transaction when they all exist): `views.meta`, `index.reader`, both generations' view
+    /// tables and the sync tables.
+    static let databaseNames: [String] = ["views.meta", "index.reader"]
+        + ViewDatabases.names(generation: 0) + ViewDatabases.names(generation: 1) + SyncTables.names
+
     init(log: EventLog, dayStartHour requested: Int, replica requestedReplica: ReplicaID? = nil) throws {
-        // The log's format first: a store of an older format cannot be read before it is migrated.
-        let format = try log.environment.read { txn -> UInt32 in
-            guard let bytes = try txn.get(log.meta, EventLog.MetaKey.format) else { return EventLog.formatVersion }
-            return try bytes.withUnsafeBytes { try BigEndianUInt32.decode($0) }
-        }
-        if log.environment.options.readOnly, format < EventLog.formatVersion {
-            throw EventStoreError.formatNeedsMigration(found: format, current: EventLog.formatVersion)
-        }
-        self.log = log
-        groupCommit = GroupCommit(environment: log.environment)
-        viewMeta = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: RawBytes.self)
-        viewCheckpoints = try log.openDatabase(named: "views.meta", keys: UTF8String.self, values: BigEndianUInt64.self)
-        readerIndex = try log.openDatabase(named: "index.reader", keys: ReaderPositionKey.self, values: RawBytes.self)
-        generations = [try ViewDatabases(log: log, generation: 0), try ViewDatabases(log: log, generation: 1)]
-        let meta = viewMeta
         guard (0...23).contains(requested) else {
             throw EventStoreError.invalidArgument(field: "dayStartHour", detail: "\(requested) is outside 0 ... 23")
         }
+        // The log's format first: a store of an older format cannot be read before it is migrated.
+        if log.environment.options.readOnly, log.openedFormat < EventLog.formatVersion {
+            throw EventStoreError.formatNeedsMigration(found: log.openedFormat, current: EventLog.formatVersion)
+        }
+        self.log = log
+        groupCommit = GroupCommit(environment: log.environment)
+        let databases = try log.openDatabases(named: Self.databaseNames)
+        viewMeta = databases.database("views.meta")
+        viewCheckpoints = databases.database("views.meta")
+        readerIndex = databases.database("index.reader")
+        generations = [ViewDatabases(databases, generation: 0), ViewDatabases(databases, generation: 1)]
+        sync = SyncTables(databases)
+        let meta = viewMeta, checkpoints = viewCheckpoints, tables = sync
+        // What the open checks, read first in one read transaction: an open of a store that
+        // needs nothing written (the current format, its day-start hour, replica ID and home
+        // recorded, views of the current version that have folded the whole log) writes nothing.
+        let stored = try log.environment.read { txn in
+            try StoredOpenState(txn, log: log, meta: meta, checkpoints: checkpoints, sync: tables)
+        }
         if log.environment.options.readOnly {
-            guard let hour = try log.environment.read({ txn in try txn.get(meta, "dayStartHour")?.first }) else {
+            guard let hour = stored.hour else {
                 throw EventStoreError.notAStore(path: log.directory.path, reason: "it has no views yet, and it was opened read-only")
             }
-            dayStartHour = Int(hour)
-            sync = try SyncTables(log: log)
-            let tables = sync
-            guard let id = try log.environment.read({ txn in try txn.get(tables.meta, "replica") }).flatMap({ ReplicaID(bytes: $0) }) else {
+            guard let id = stored.replica.flatMap({ ReplicaID(bytes: $0) }) else {
                 throw EventStoreError.notAStore(path: log.directory.path, reason: "it has no replica ID yet, and it was opened read-only")
             }
+            dayStartHour = Int(hour)
             replica = id
             return
         }
-        sync = try SyncTables(log: log)
-        let tables = sync
+        let home = Self.home(of: log.directory)
+        if let current = stored.current(home: home) {
+            dayStartHour = current.hour
+            replica = current.replica
+            return
+        }
         // One transaction fixes the day-start hour of a new store and decides whether the views
         // need the one-time upgrade: a store whose views were made by a build with fewer view
         // tables or older fold rules (no version: 1) is rebuilt once; a new, empty store starts at
         // the current version.
         // The same transaction gives a new store its replica ID and migrates a store of format 1
         // (its records get their origins; its views are then rebuilt with this build's rules) or
-        // of format 2 (its records and stream tables get binary stream keys).
-        let home = Self.home(of: log.directory)
+        // of format 2 (its records and stream tables get binary stream keys). It reads the format
+        // again: another process may have migrated the store since the read above.
         let (hour, upgrade, id) = try log.environment.write { txn -> (Int, Bool, ReplicaID) in
             var hour = requested
             if let stored = try txn.get(meta, "dayStartHour"), let first = stored.first {
@@ -132,6 +148,7 @@ public final class ReadingStore: Sendable {
                 try txn.put(tables.meta, "replica", id.bytes)
             }
             if let home, storedHome != home { try txn.put(tables.meta, "home", home) }
+            let format = try EventLog.storedFormat(log.meta, txn) ?? EventLog.formatVersion
             if format < EventLog.formatVersion {
                 try Self.migrate(log: log, from: format, sync: tables, replica: id, txn)
             }
@@ -153,10 +170,11 @@ public final class ReadingStore: Sendable {
     /// the file system does not tell them. A store whose `data.mdb` is another file than the one its
     /// replica ID was issued for is a copy or a restore.
     static func home(of directory: URL) -> [UInt8]? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("data.mdb").path),
-              let device = (attributes[.systemNumber] as? NSNumber)?.uint64Value,
-              let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value else { return nil }
-        return BigEndianUInt64.encode(device) + BigEndianUInt64.encode(inode)
+        // stat(2) itself: FileManager's attributes would also look up the owner's and the group's
+        // names (reading /etc/passwd and /etc/group) at every open.
+        var info = stat()
+        guard stat(directory.appendingPathComponent("data.mdb").path, &info) == 0 else { return nil }
+        return BigEndianUInt64.encode(UInt64(truncatingIfNeeded: info.st_dev)) + BigEndianUInt64.encode(UInt64(truncatingIfNeeded: info.st_ino))
     }
 
     /// The version of the persisted views and of the rules that fold them: 2 since the `years`
@@ -178,6 +196,11 @@ public final class ReadingStore: Sendable {
     // MARK: Generations and checkpoints
 
     func activeGeneration(_ txn: ReadTransaction) throws -> Int {
+        try Self.activeGeneration(txn, viewMeta: viewMeta)
+    }
+
+    /// The active generation recorded in `viewMeta` (`views.meta`).
+    static func activeGeneration(_ txn: ReadTransaction, viewMeta: LMDBDatabase<UTF8String, RawBytes>) throws -> Int {
         Int(try txn.get(viewMeta, "generation")?.first ?? 0) & 1
     }
 
@@ -191,6 +214,11 @@ public final class ReadingStore: Sendable {
     }
 
     func checkpoint(_ txn: ReadTransaction, generation: Int) throws -> UInt64 {
+        try Self.checkpoint(txn, generation: generation, viewCheckpoints: viewCheckpoints)
+    }
+
+    /// The checkpoint of `generation` recorded in `viewCheckpoints` (`views.meta`).
+    static func checkpoint(_ txn: ReadTransaction, generation: Int, viewCheckpoints: LMDBDatabase<UTF8String, BigEndianUInt64>) throws -> UInt64 {
         try txn.get(viewCheckpoints, "checkpoint.g\(generation)") ?? 0
     }
 
@@ -469,5 +497,37 @@ struct RefoldSet {
     mutating func note(_ outcome: ReadingProjector.Outcome) {
         guard case .needsRefold(let reader, let book) = outcome else { return }
         if seen.insert(.book(reader: reader, book: book)).inserted { books.append((reader, book)) }
+    }
+}
+
+/// What ``ReadingStore``'s open checks, as one read transaction saw it.
+///
+/// Not `Sendable`-relevant: a local value of one open.
+private struct StoredOpenState {
+    let format: UInt32?
+    let hour: UInt8?
+    let replica: [UInt8]?
+    let home: [UInt8]?
+    let viewsVersion: UInt8?
+    /// Whether the active views have folded every logged event.
+    let foldedAll: Bool
+
+    init(_ txn: ReadTransaction, log: EventLog, meta: LMDBDatabase<UTF8String, RawBytes>,
+         checkpoints: LMDBDatabase<UTF8String, BigEndianUInt64>, sync: SyncTables) throws {
+        format = try EventLog.storedFormat(log.meta, txn)
+        hour = try txn.get(meta, "dayStartHour")?.first
+        replica = try txn.get(sync.meta, "replica")
+        home = try txn.get(sync.meta, "home")
+        viewsVersion = try txn.get(meta, "viewsVersion")?.first
+        let generation = try ReadingStore.activeGeneration(txn, viewMeta: meta)
+        foldedAll = try ReadingStore.checkpoint(txn, generation: generation, viewCheckpoints: checkpoints) >= log.lastPosition(in: txn)
+    }
+
+    /// The day-start hour and replica ID of a store that needs nothing written at this open (its
+    /// data file at `home`, `nil` when unknown): `nil` when it needs the open's write transaction.
+    func current(home: [UInt8]?) -> (hour: Int, replica: ReplicaID)? {
+        guard format == EventLog.formatVersion, let hour, let id = replica.flatMap({ ReplicaID(bytes: $0) }),
+              home == nil || self.home == home, let viewsVersion, viewsVersion >= ReadingStore.viewsVersion, foldedAll else { return nil }
+        return (Int(hour), id)
     }
 }

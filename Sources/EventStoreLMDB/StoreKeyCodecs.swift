@@ -7,11 +7,19 @@ import ReadingEvents
 // written (no format change); decoding checks lengths and ranges and throws an `LMDBError` of
 // kind `badValueSize`, never traps. All are caseless enums, so `Sendable`.
 
-/// An identifier (reader, book, ...) as its 16 UUID bytes (RFC 4122 order).
-enum IDKey<Tag: IdentifierTag>: LMDBFixedWidthKeyCodec {
-    typealias Item = TaggedID<Tag>
+/// An identifier (reader, book, ...) as its 16 UUID bytes (RFC 4122 order). `Tag` is constrained
+/// where it conforms (as in ``KeyPair``): its metadata then needs no conformance lookup at run time.
+enum IDKey<Tag>: Sendable {}
+
+extension IDKey: LMDBKeyCodec where Tag: IdentifierTag {}
+
+extension IDKey: LMDBFixedWidthKeyCodec where Tag: IdentifierTag {
     /// Always 16 bytes.
     static var byteCount: Int { 16 }
+}
+
+extension IDKey: LMDBValueCodec where Tag: IdentifierTag {
+    typealias Item = TaggedID<Tag>
     /// The identifier's 16 UUID bytes.
     static func encode(_ item: TaggedID<Tag>) -> [UInt8] { item.bytes }
     /// The identifier in exactly 16 bytes.

@@ -61,16 +61,21 @@ struct ViewDatabases: Sendable {
 
     static func name(_ table: ViewTable, generation: Int) -> String { "views.g\(generation).\(table.rawValue)" }
 
-    init(log: EventLog, generation: Int) throws {
+    /// The names of every table of `generation`, in ``ViewTable`` order.
+    static func names(generation: Int) -> [String] { ViewTable.allCases.map { name($0, generation: generation) } }
+
+    /// The tables of `generation` from `databases`, which the store opened together (see
+    /// ``ReadingStore/databaseNames``): each table's name must be among them.
+    init(_ databases: LMDBDatabaseSet, generation: Int) {
         self.generation = generation
-        func open<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: ViewTable) throws -> Table<Key, Value> {
-            try log.openDatabase(named: Self.name(table, generation: generation), keys: Key.self, values: Value.self)
+        func open<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: ViewTable) -> Table<Key, Value> {
+            databases.database(Self.name(table, generation: generation))
         }
-        books = try open(.books); decisions = try open(.decisions); days = try open(.days); bookDays = try open(.bookDays)
-        months = try open(.months); buckets = try open(.buckets); runs = try open(.runs); readers = try open(.readers)
-        goals = try open(.goals); years = try open(.years)
-        bookEntries = try open(.bookEntries); bookSessions = try open(.bookSessions)
-        bookSentences = try open(.bookSentences); bookMemos = try open(.bookMemos)
+        books = open(.books); decisions = open(.decisions); days = open(.days); bookDays = open(.bookDays)
+        months = open(.months); buckets = open(.buckets); runs = open(.runs); readers = open(.readers)
+        goals = open(.goals); years = open(.years)
+        bookEntries = open(.bookEntries); bookSessions = open(.bookSessions)
+        bookSentences = open(.bookSentences); bookMemos = open(.bookMemos)
     }
 }
 

@@ -125,7 +125,17 @@ extension BigEndianUInt32: LMDBFixedWidthKeyCodec {
 /// Keys sort by the first part, then by the second (for example a reader's 16 ID bytes followed by
 /// a big-endian position sorts by reader, then by position), so a prefix walk over the first
 /// part's bytes visits one first part's keys in the second part's order.
-public enum KeyPair<First: LMDBFixedWidthKeyCodec, Second: LMDBKeyCodec>: LMDBKeyCodec {
+///
+/// The parameters are constrained where it conforms, not here: so instantiating the type's
+/// metadata at run time (at a store's open) needs no protocol conformance lookup, which scans every
+/// conformance record of the process (about 160,000 instructions for each new key type).
+///
+/// `Sendable`: it has no values.
+public enum KeyPair<First, Second>: Sendable {}
+
+extension KeyPair: LMDBKeyCodec where First: LMDBFixedWidthKeyCodec, Second: LMDBKeyCodec {}
+
+extension KeyPair: LMDBValueCodec where First: LMDBFixedWidthKeyCodec, Second: LMDBKeyCodec {
     /// Stored items are pairs.
     public typealias Item = (First.Item, Second.Item)
 
@@ -152,7 +162,7 @@ public enum KeyPair<First: LMDBFixedWidthKeyCodec, Second: LMDBKeyCodec>: LMDBKe
     }
 }
 
-extension KeyPair: LMDBFixedWidthKeyCodec where Second: LMDBFixedWidthKeyCodec {
+extension KeyPair: LMDBFixedWidthKeyCodec where First: LMDBFixedWidthKeyCodec, Second: LMDBFixedWidthKeyCodec {
     /// Both parts' widths.
     public static var byteCount: Int { First.byteCount + Second.byteCount }
 }

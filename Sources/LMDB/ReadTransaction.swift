@@ -38,6 +38,7 @@ public class ReadTransaction {
     /// Marks the transaction finished (its handle is committed or aborted by the environment).
     func invalidate() { isActive = false }
 
+    @usableFromInline
     func ensureActive(_ operation: @autoclosure () -> String) throws(LMDBError) {
         guard isActive else {
             throw LMDBError(
@@ -47,13 +48,19 @@ public class ReadTransaction {
     }
 
     /// The value stored under `key`, or nil.
-    public func get<Key, Value>(_ database: LMDBDatabase<Key, Value>, _ key: Key.Item) throws -> Value.Item? {
+    ///
+    /// Inlinable, as is ``forEach(_:from:direction:prefix:_:)``: specialized in the caller, a read
+    /// needs no run-time lookup of the codecs' `Item` types (an unspecialized call resolved a
+    /// composite key's `Item` at a process's first use, about 950,000 instructions).
+    @inlinable
+    public final func get<Key, Value>(_ database: LMDBDatabase<Key, Value>, _ key: Key.Item) throws -> Value.Item? {
         try ensureActive("mdb_get(\(database.name))")
         guard let bytes = try rawValue(database, Key.encode(key)) else { return nil }
         return try Value.decode(bytes)
     }
 
     /// The raw stored bytes for `key` (pointing into the map, valid until the transaction ends).
+    @usableFromInline
     package func rawValue<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: [UInt8]
     ) throws(LMDBError) -> UnsafeRawBufferPointer? {
@@ -87,7 +94,8 @@ public class ReadTransaction {
     ///   - body: receives each key and value; returns true to continue.
     ///
     /// The cursor lives only for this call, inside this transaction.
-    public func forEach<Key, Value>(
+    @inlinable
+    public final func forEach<Key, Value>(
         _ database: LMDBDatabase<Key, Value>,
         from start: Key.Item? = nil,
         direction: LMDBDirection = .forward,
@@ -100,6 +108,7 @@ public class ReadTransaction {
     }
 
     /// The cursor walk of ``forEach(_:from:direction:prefix:_:)`` over raw bytes.
+    @usableFromInline
     package func forEachRaw<Key, Value>(
         _ database: LMDBDatabase<Key, Value>,
         from start: [UInt8]?,

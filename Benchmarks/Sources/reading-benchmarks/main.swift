@@ -12,7 +12,8 @@
 // --keep-stores  leave the N and 10 N stores in the temporary directory (for mdb_stat) and print their paths.
 //
 // Child modes (not for direct use): --child-rebuild, --child-open, --child-open-raw (P6, P7), and
-// --make-store N, --rebuild-once DIR, --append-once N (Scripts/rebuild-instructions.sh, the callgrind figures).
+// --make-store N, --rebuild-once DIR, --append-once N (Scripts/rebuild-instructions.sh, the callgrind figures;
+// Scripts/open-instructions.sh runs --child-open and --child-open-raw under callgrind and strace).
 import DemoHistory
 @_spi(Benchmarks) import EventStoreLMDB
 import Foundation
@@ -41,37 +42,84 @@ if args.first == "--child-rebuild" {
     exit(0)
 }
 if args.first == "--child-open" {
-    // P7: open an existing store and answer the first query.
+    // P7: open an existing store and answer the first query (also Scripts/open-instructions.sh,
+    // under callgrind and strace: see `measuredOpen`).
     let dir = URL(fileURLWithPath: args[1])
     let reader = ReaderID(uuidString: args[2])!
     let zone = ZoneID(unchecked: args[3])
     let asOf = Timestamp(microseconds: Int64(args[4])!)
+    let (options, markers) = (childMap, straceMarkers)
+    let faults = minorPageFaults()
     let t0 = now()
-    let store = try openStore(dir, options: bigMap)
-    let home = try store.withViews { try $0.homeList(reader: reader, asOf: asOf, zone: zone) }
+    let count = try measuredOpen(dir, options: options, markers: markers, reader: reader, asOf: asOf, zone: zone)
     let t1 = now()
-    print("RESULT \(t1 - t0) \(home.items.count)")
+    print("RESULT \(t1 - t0) \(count) \(minorPageFaults() - faults)")
     exit(0)
 }
 if args.first == "--child-open-raw" {
     // P7 baseline: open the same environment with the raw wrapper and read the last record.
     let dir = URL(fileURLWithPath: args[1])
+    let (options, markers) = (childMap, straceMarkers)
+    let faults = minorPageFaults()
     let t0 = now()
-    let env = try LMDBEnvironment(directory: dir, options: bigMap)
+    let size = try measuredRawOpen(dir, options: options, markers: markers)
+    let t1 = now()
+    print("RESULT \(t1 - t0) \(size) \(minorPageFaults() - faults)")
+    exit(0)
+}
+
+/// The map size of the P7 children: P7's 64 GiB map, or `OPEN_MAP_SIZE` bytes when set
+/// (Scripts/open-instructions.sh sets 1 GiB: valgrind cannot reserve 64 GiB, and `mdb_env_open`
+/// then fails with EINVAL). LMDB maps at least the data file's size whatever the option says.
+var childMap: LMDBEnvironmentOptions {
+    ProcessInfo.processInfo.environment["OPEN_MAP_SIZE"].flatMap(Int.init).map { LMDBEnvironmentOptions(mapSize: $0) } ?? bigMap
+}
+
+/// Whether the P7 children mark their measured part for strace (`OPEN_MARKERS=1`, set by
+/// Scripts/open-instructions.sh). Read before the clock starts: the first look at the environment
+/// costs a process about 1.5 million instructions.
+var straceMarkers: Bool { ProcessInfo.processInfo.environment["OPEN_MARKERS"] == "1" }
+
+/// Writes `marker` to stderr with write(2) when `on`, so the system calls between two markers can
+/// be told from the process's start and exit.
+@inline(__always)
+func straceMarker(_ on: Bool, _ marker: StaticString) {
+    guard on else { return }
+    _ = write(2, marker.utf8Start, marker.utf8CodeUnitCount)
+}
+
+/// P7's measured part: opening the store and its first home list (the store is not closed: the
+/// child exits). A function of its own, never inlined, for callgrind's --toggle-collect.
+@inline(never)
+func measuredOpen(_ dir: URL, options: LMDBEnvironmentOptions, markers: Bool, reader: ReaderID, asOf: Timestamp, zone: ZoneID) throws -> Int {
+    straceMarker(markers, "open-instructions: begin\n")
+    defer { straceMarker(markers, "open-instructions: end\n") }
+    let store = try openStore(dir, options: options)
+    let home = try store.withViews { try $0.homeList(reader: reader, asOf: asOf, zone: zone) }
+    return home.items.count
+}
+
+/// P7's baseline: the raw wrapper opens the environment and the `events` database and reads the
+/// last record; returns its size.
+@inline(never)
+func measuredRawOpen(_ dir: URL, options: LMDBEnvironmentOptions, markers: Bool) throws -> Int {
+    straceMarker(markers, "open-instructions: begin\n")
+    defer { straceMarker(markers, "open-instructions: end\n") }
+    let env = try LMDBEnvironment(directory: dir, options: options)
     let db = try env.openDatabase(named: "events", keys: BigEndianUInt64.self, values: RawBytes.self, create: false)
     var size = 0
     try env.read { txn in
         try txn.forEach(db, direction: .backward) { _, value in size = value.count; return false }
     }
-    let t1 = now()
-    print("RESULT \(t1 - t0) \(size)")
-    exit(0)
+    return size
 }
 
 if args.first == "--make-store" {
     // Scripts/rebuild-instructions.sh: a store of N demo events (the seeded realistic mix, the same
     // as P4's) in a new temporary directory, whose path is printed; the script removes it.
+    // Scripts/open-instructions.sh also reads the QUERY line: the home list P7 asks for.
     let built = try build(Int(args[1])!, name: "callgrind", withSQLite: false)
+    print("QUERY \(built.reader.description) \(built.zone.identifier) \(built.asOf.microseconds)")
     print("RESULT \(built.store.path)")
     exit(0)
 }
