@@ -34,6 +34,10 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// derived stream versions, head and clock of format 4); a read-only open
     /// cannot migrate it, nor can a raw ``EventLog/open(at:options:)``.
     case formatNeedsMigration(found: UInt32, current: UInt32)
+    /// The store's views were written by an older build (views version `found`; this build reads
+    /// `current`): opening the store writable rebuilds them once from the log; a read-only open
+    /// cannot, and refuses the store rather than misread its records. Nothing was modified.
+    case viewsNeedUpgrade(found: UInt8, current: UInt8)
 
     /// A sentence naming the failure.
     public var description: String {
@@ -44,6 +48,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case .formatNeedsMigration(let found, let current):
             let predates = found <= 1 ? "replicas" : found == 2 ? "binary stream keys" : "derived stream versions, head and clock"
             return "store format \(found) predates \(predates) (this build writes format \(current)); open the store once writable (for example `replay rebuild --store DIR`) to migrate it, then read it"
+        case .viewsNeedUpgrade(let found, let current):
+            return "the store's views are of version \(found) (this build reads version \(current)); open the store once writable (for example `replay rebuild --store DIR`) to rebuild them, then read it"
         case .alreadyOpen(let path): return "\(path) is already open in this process"
         case .wrongExpectedVersion(let stream, let expected, let actual):
             return "stream \(stream) expected version \(expected), actual \(actual.map(String.init) ?? "no stream")"

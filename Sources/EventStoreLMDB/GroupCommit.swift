@@ -28,7 +28,7 @@ extension EventStoreError: FailsAlone {
         case .wrongExpectedVersion: true
         case .notAStore, .unsupportedFormat, .alreadyOpen, .corruptRecord, .invalidStreamName,
              .reservedDatabaseName, .undecodableEvent, .corruptView, .readOnlyViews, .invalidArgument,
-             .rebuildInProgress, .formatNeedsMigration: false
+             .rebuildInProgress, .formatNeedsMigration, .viewsNeedUpgrade: false
         }
     }
 }

@@ -88,7 +88,7 @@ public final class ReadingStore: Sendable {
         readerIndex = databases.database("index.reader")
         generations = [ViewDatabases(databases, generation: 0), ViewDatabases(databases, generation: 1)]
         sync = SyncTables(databases)
-        let meta = viewMeta, checkpoints = viewCheckpoints, tables = sync
+        let meta = viewMeta, checkpoints = viewCheckpoints, tables = sync, generationTables = generations
         // What the open checks, read first in one read transaction: an open of a store that
         // needs nothing written (the current format, its day-start hour, replica ID and home
         // recorded, views of the current version that have folded the whole log) writes nothing.
@@ -101,6 +101,11 @@ public final class ReadingStore: Sendable {
             }
             guard let id = stored.replica.flatMap({ ReplicaID(bytes: $0) }) else {
                 throw EventStoreError.notAStore(path: log.directory.path, reason: "it has no replica ID yet, and it was opened read-only")
+            }
+            // Views of an older version are rebuilt by a writable open; their records may not
+            // decode with this build's codecs (views version 7 stores details in chunks).
+            if let version = stored.viewsVersion, version < Self.viewsVersion {
+                throw EventStoreError.viewsNeedUpgrade(found: version, current: Self.viewsVersion)
             }
             dayStartHour = Int(hour)
             replica = id
@@ -152,10 +157,23 @@ public final class ReadingStore: Sendable {
             if format < EventLog.formatVersion {
                 try Self.migrate(log: log, from: format, sync: tables, replica: id, txn)
             }
-            if let stored = try txn.get(meta, "viewsVersion")?.first { return (hour, stored < Self.viewsVersion, id) }
-            if try log.lastPosition(in: txn) > 0 { return (hour, true, id) }
-            try txn.put(meta, "viewsVersion", [Self.viewsVersion])
-            return (hour, false, id)
+            let last = try log.lastPosition(in: txn)
+            let upgrade: Bool
+            if let stored = try txn.get(meta, "viewsVersion")?.first { upgrade = stored < Self.viewsVersion } else { upgrade = last > 0 }
+            guard upgrade else {
+                try txn.put(meta, "viewsVersion", [Self.viewsVersion])
+                return (hour, false, id)
+            }
+            // Views of an older version are not folded into (their records may not decode with
+            // this build's codecs): the active views are emptied and marked as having folded the
+            // whole log, so neither the catch-up below nor the rebuild's folds into them; the
+            // rebuild then folds every event into the other generation and makes it active. The
+            // version is written only after that, so a crash in between upgrades again at the
+            // next open.
+            let active = try Self.activeGeneration(txn, viewMeta: meta)
+            for (_, database) in generationTables[active].all { try txn.removeAll(database) }
+            try txn.put(checkpoints, Self.checkpointKey(generation: active), last)
+            return (hour, true, id)
         }
         dayStartHour = hour
         replica = id
@@ -219,12 +237,15 @@ public final class ReadingStore: Sendable {
 
     /// The checkpoint of `generation` recorded in `viewCheckpoints` (`views.meta`).
     static func checkpoint(_ txn: ReadTransaction, generation: Int, viewCheckpoints: LMDBDatabase<UTF8String, BigEndianUInt64>) throws -> UInt64 {
-        try txn.get(viewCheckpoints, "checkpoint.g\(generation)") ?? 0
+        try txn.get(viewCheckpoints, checkpointKey(generation: generation)) ?? 0
     }
 
     func setCheckpoint(_ txn: WriteTransaction, generation: Int, _ position: UInt64) throws {
-        try txn.put(viewCheckpoints, "checkpoint.g\(generation)", position)
+        try txn.put(viewCheckpoints, Self.checkpointKey(generation: generation), position)
     }
+
+    /// The key of `generation`'s checkpoint in `views.meta`.
+    static func checkpointKey(generation: Int) -> String { "checkpoint.g\(generation)" }
 
     /// The position up to which the active views have folded the log.
     public func viewCheckpoint() throws -> UInt64 {

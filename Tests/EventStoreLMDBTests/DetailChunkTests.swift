@@ -4,7 +4,7 @@ import Projections
 import ReadingEvents
 import TestSupport
 import Testing
-@testable import EventStoreLMDB
+@_spi(RawLog) @testable import EventStoreLMDB
 
 /// A book view's details stored in chunks of 32, varint-encoded (views version 7): chunk
 /// boundaries, the chunks a write rewrites, damage, arbitrary bytes, and the migration of a store
@@ -297,16 +297,20 @@ import Testing
         }
     }
 
-    @Test func aStoreWithDetailsOneRecordEachIsRebuiltInChunksWhenOpened() throws {
+    /// With `pending`, the last 20 events of the history were appended by another writer without
+    /// folding them (after the views were written in the old layout): the open must not fold
+    /// them into the old records (which do not decode as chunks) but rebuild every view.
+    /// A read-only open of the old views is refused with a typed error, not misread.
+    @Test(arguments: [false, true])
+    func aStoreWithDetailsOneRecordEachIsRebuiltInChunksWhenOpened(pending: Bool) throws {
         try withTempDirectory { dir in
             let url = dir.child("store")
             let history = F.history(readers: 2, days: 60, seed: 28)
-            let expected: String
+            let unfolded = pending ? Array(history.suffix(20)) : []
             do {
                 let store = try ReadingStore.open(at: url)
-                _ = try F.appendInChunks(store, history)
-                expected = try store.freshFoldDigest()
-                #expect(try store.viewDigest() == expected)
+                _ = try F.appendInChunks(store, Array(history.dropLast(unfolded.count)))
+                #expect(try store.viewDigest() == store.freshFoldDigest())
                 // Rewrite the active details as views version 6 stored them.
                 var details = 0
                 try store.log.environment.write { txn in
@@ -333,8 +337,19 @@ import Testing
                 #expect(details > 100)
                 #expect(throws: EventStoreError.self, "the old layout does not read as chunks") { try store.viewDigest() }
             }
+            if !unfolded.isEmpty {
+                let log = try EventLog.open(at: url)
+                for envelope in unfolded {
+                    try log.append(NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope)), to: envelope.stream.description)
+                }
+            }
+            #expect(throws: EventStoreError.viewsNeedUpgrade(found: 6, current: ReadingStore.viewsVersion)) {
+                _ = try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true))
+            }
             let reopened = try ReadingStore.open(at: url)
-            #expect(try reopened.viewDigest() == expected)
+            #expect(try reopened.log.lastPosition() == UInt64(history.count))
+            #expect(try reopened.viewCheckpoint() == UInt64(history.count))
+            #expect(try reopened.viewDigest() == reopened.freshFoldDigest())
             #expect(try reopened.log.environment.read { txn in try txn.get(reopened.viewMeta, "viewsVersion") } == [ReadingStore.viewsVersion])
             #expect(ReadingStore.viewsVersion == 7)
             // Every detail record is a chunk now.
