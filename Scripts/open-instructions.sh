@@ -114,16 +114,9 @@ echo "== both children under strace ==" >&2
 openCalls="$(syscalls open "${openArgs[@]}")"
 rawCalls="$(syscalls raw "${rawArgs[@]}")"
 
-demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; else cat; fi; }
-# The function table of callgrind_annotate, demangled, as "Ir  (share)  function  [object file]",
-# without the frames that call measuredOpen and the "partial apply" forwarders.
-top() {
-    callgrind_annotate --inclusive="$1" --threshold=100 "$work/open.callgrind" | demangle \
-        | awk '/^-+$/ { dash++; next } dash >= 4 && NF' \
-        | sed -E 's/^( *[0-9,]+ +\([^)]*\) +)[^:]*:/\1/; s/ \[[^]]*\/([^]/]*)\]$/  [\1]/' \
-        | grep -v -E '^ *[0-9,]+ +\([^)]*\) +(__libc_start_main|\(below main\)|0x[0-9a-f]+ |reading_benchmarks_main|measuredOpen|partial apply for )' \
-        | grep -E '^ *[0-9,]+ +\(' | grep -v 'PROGRAM TOTALS' | awk 'n < 15 { print; n++ }'
-}
+# shellcheck source=Scripts/callgrind-functions.sh
+source Scripts/callgrind-functions.sh
+top() { callgrind_functions "$work/open.callgrind" "$1" 'measuredOpen' | awk 'n < 15 { print; n++ }'; }
 
 echo
 echo "store: $store ($(du -sh "$store/data.mdb" | cut -f1) data.mdb); $(valgrind --version)"

@@ -103,17 +103,9 @@ if [[ -z "$total" || "$total" == 0 || -z "$folded" || "$folded" == 0 ]]; then
     exit 1
 fi
 
-demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; else cat; fi; }
-# The function table of callgrind_annotate, demangled, as "Ir  (share)  function  [object file]";
-# without the frames that call measuredRebuild (100% by construction) and the "partial apply"
-# forwarders (each has the same figure as the closure it forwards to).
-functions() {
-    callgrind_annotate --inclusive="$1" --threshold=100 "$out" | demangle \
-        | awk '/^-+$/ { dash++; next } dash >= 4 && NF' \
-        | sed -E 's/^( *[0-9,]+ +\([^)]*\) +)[^:]*:/\1/; s/ \[[^]]*\/([^]/]*)\]$/  [\1]/' \
-        | grep -v -E '^ *[0-9,]+ +\([^)]*\) +(__libc_start_main|\(below main\)|0x[0-9a-f]+ |reading_benchmarks_main|measuredRebuild|measuredAppend|partial apply for )' \
-        | grep -E '^ *[0-9,]+ +\(' | grep -v 'PROGRAM TOTALS'
-}
+# shellcheck source=Scripts/callgrind-functions.sh
+source Scripts/callgrind-functions.sh
+functions() { callgrind_functions "$out" "$1" 'measuredRebuild|measuredAppend'; }
 top10() { functions "$1" | awk 'n < 10 { print; n++ }'; }
 
 digestIr="$(functions yes | awk '/ViewDigest\.of/ && !found { gsub(",", "", $1); print $1; found = 1 }')"
