@@ -24,6 +24,10 @@ public struct TaggedID<Tag: IdentifierTag>: Hashable, Comparable, Sendable, Cust
     public var bytes: [UInt8] { uuid.bytes }
 
     /// Builds an identifier from 16 bytes; `nil` when the count is not 16.
+    ///
+    /// Inlinable, like `UUID(bytes:)`: specialized where it is called (record decoders), so a
+    /// process's first decode looks up no `Collection` conformance at run time.
+    @inlinable
     public init?(bytes: some Collection<UInt8>) {
         guard let uuid = UUID(bytes: bytes) else { return nil }
         self.uuid = uuid
@@ -141,6 +145,11 @@ extension UUID {
     }
 
     /// Builds a UUID from exactly 16 bytes; `nil` otherwise.
+    ///
+    /// Inlinable: every view and key decoder calls it with a slice; unspecialized, the first call
+    /// in a process resolved the slice's `Collection` conformance at run time (a scan of every
+    /// conformance record) and each call went through witness tables.
+    @inlinable
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
         var b = Array(bytes)
