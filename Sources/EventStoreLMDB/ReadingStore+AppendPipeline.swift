@@ -35,8 +35,9 @@ extension ReadingStore {
         /// refuses on the stored history is only left out and listed (an import's newer export).
         case recorded(listDecideRefusals: Bool)
         /// Events of other replicas (a sync): an envelope no receiver can take is kept in the
-        /// quarantine with its reason, and the rest goes on.
-        case replicated
+        /// quarantine with its reason, and the rest goes on; with `readers`, so is an event of any
+        /// other reader (a pull keeps only its reader's and its partners' events).
+        case replicated(readers: Set<ReaderID>?)
     }
 
     /// What one pass of the pipeline did.
@@ -73,8 +74,8 @@ extension ReadingStore {
             try checkNewFacts(envelopes, envelopes.indices.filter { envelopes[$0].origin == nil },
                               listDecideRefusals: listDecideRefusals, into: &checked, &outcome, txn)
             outcome.merge.received = replicated.count
-        case .replicated:
-            try checkReplicated(envelopes, Array(envelopes.indices), mode: .quarantine, into: &checked, txn)
+        case .replicated(let readers):
+            try checkReplicated(envelopes, Array(envelopes.indices), mode: .quarantine, readers: readers, into: &checked, txn)
             outcome.merge.received = envelopes.count
         }
         outcome.merge.alreadyHeld = checked.alreadyHeld
@@ -113,8 +114,10 @@ extension ReadingStore {
         var aliases: [EventEnvelope] = []
         var readers: [ReaderID] = []
         for copy in checked.copies {
-            guard let record = try log.event(withID: copy.eventID.uuid, in: txn), let own = try Self.envelope(of: record).origin else { continue }
-            if try noteAlias(copy, of: record, own: own, txn), !readers.contains(copy.reader) { readers.append(copy.reader) }
+            guard let record = try log.event(withID: copy.eventID.uuid, in: txn) else { continue }
+            let held = try Self.envelope(of: record)
+            guard held.origin != nil else { continue }
+            if try noteAlias(copy, of: record, held: held, txn), !readers.contains(copy.reader) { readers.append(copy.reader) }
             var alias = copy
             alias.position = record.position
             aliases.append(alias)
@@ -172,7 +175,7 @@ extension ReadingStore {
     /// beyond the book's page count as known from the batch and the store: a replica's own decide
     /// step kept it within its page count) or goes to the quarantine (`.quarantine`: page counts
     /// are not checked there, since replicas may know a book's page count at different times).
-    func checkReplicated(_ envelopes: [EventEnvelope], _ indices: [Int], mode: MergeMode,
+    func checkReplicated(_ envelopes: [EventEnvelope], _ indices: [Int], mode: MergeMode, readers: Set<ReaderID>? = nil,
                          into checked: inout CheckedBatch, _ txn: WriteTransaction) throws {
         guard !indices.isEmpty else { return }
         let order = indices.sorted { a, b in
@@ -184,6 +187,7 @@ extension ReadingStore {
             }
         }
         var bookFacts = mode == .refuse ? BookFacts(views: try activeViews(txn)) : nil
+        var states: [StreamID: BookState] = [:]
         var firstIndex: [EventID: Int] = [:]
         var heldPosition: [EventID: UInt64] = [:]
         var claimed: [EventOrigin: Int] = [:]
@@ -199,8 +203,24 @@ extension ReadingStore {
                     checked.quarantined.append((envelope, "\(field): \(detail) [rule: \(rule.rawValue)]", !field.hasPrefix("origin")))
                 }
             }
+            if let readers, !readers.contains(envelope.reader) {
+                try refuse("reader", .inconsistent, "reader \(envelope.reader) is neither this device's reader nor one of its partners: a pull keeps only their events"); continue
+            }
             do {
-                try envelope.validateReplicated(pageCount: bookFacts?.pageCount(before: envelope), goalStart: bookFacts?.goalStart(before: envelope))
+                if mode == .refuse, case .book(let reader, let book) = envelope.stream, firstIndex[envelope.eventID] == nil,
+                   try log.event(withID: envelope.eventID.uuid, in: txn) == nil {
+                    // A new event, against the store's state moved by the file's earlier new lines:
+                    // the rules a line without an origin keeps through the decide step, across
+                    // files too (held events are facts already checked).
+                    var state = try states[envelope.stream] ?? decisionState(reader: reader, book: book, txn)
+                    try Self.checkAgainstState(envelope, state)
+                    try envelope.validateReplicated(pageCount: bookFacts?.pageCount(before: envelope),
+                                                    goalStart: bookFacts?.goalStart(before: envelope) ?? state.goal?.startDate)
+                    state.apply(envelope.event, occurredAt: envelope.occurredAt)
+                    states[envelope.stream] = state
+                } else {
+                    try envelope.validateReplicated(pageCount: bookFacts?.pageCount(before: envelope), goalStart: bookFacts?.goalStart(before: envelope))
+                }
             } catch let error as ValidationError {
                 try refuse(error.field, error.rule, error.detail); continue
             }
@@ -215,7 +235,8 @@ extension ReadingStore {
                            "it names this store's own replica \(replica), which never issued sequence \(origin.sequence): a store holds every event it made"); continue
             }
             if let earlier = firstIndex[envelope.eventID] {
-                guard envelopes[earlier].recordsSameFact(as: envelope) else {
+                // Another version of an imported row is kept like a copy (see noteAlias).
+                guard envelopes[earlier].recordsSameFact(as: envelope) || envelope.isImportVersion(of: envelopes[earlier]) else {
                     try refuse("eventID", .inconsistent, "the same event ID comes earlier in the batch (envelope \(earlier + 1)) with another fact"); continue
                 }
                 if envelopes[earlier].origin != origin, claimed[key] == nil {
@@ -226,6 +247,7 @@ extension ReadingStore {
                             try refuse("origin.sequence", .duplicateID,
                                        "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
                         }
+                        if let refusal = try editedCopy(envelope, named: named, txn) { try refuse("origin", .inconsistent, refusal); continue }
                     } else {
                         claimed[key] = index
                         checked.copies.append(envelope)
@@ -239,13 +261,14 @@ extension ReadingStore {
             if let record = try log.event(withID: envelope.eventID.uuid, in: txn) {
                 heldPosition[envelope.eventID] = record.position
                 let held = try Self.envelope(of: record)
-                guard held.recordsSameFact(as: envelope) else {
+                guard held.recordsSameFact(as: envelope) || envelope.isImportVersion(of: held) else {
                     try refuse("eventID", .inconsistent, "the event ID is already held at position \(record.position) with another fact"); continue
                 }
                 if let named, named.position != record.position {
                     try refuse("origin.sequence", .duplicateID,
                                "replica \(origin.replica)'s sequence \(origin.sequence) already names another event (position \(named.position))"); continue
                 }
+                if let named, let refusal = try editedCopy(envelope, named: named, txn) { try refuse("origin", .inconsistent, refusal); continue }
                 if named == nil, claimed.updateValue(index, forKey: key) == nil { checked.copies.append(envelope) }
                 checked.ids[envelope.eventID] = held
                 checked.alreadyHeld += 1
@@ -262,6 +285,53 @@ extension ReadingStore {
             checked.ids[envelope.eventID] = envelope
             checked.replicated.append(envelope)
         }
+    }
+
+    /// The state rules a replica's line in an import keeps (the ones the decide step keeps for a
+    /// line without an origin, that no replica's decide step can break): its book is added (in
+    /// the store, or earlier in the file), and a page count it sets is not below the position the
+    /// book has reached (the `99,999 pages` of an earlier file on a book of 247 pages, a
+    /// `MetadataCorrected` below the position read). A sync's merge does not run them: replicas
+    /// hold a book's events at different times, and the views must not depend on arrival order.
+    static func checkAgainstState(_ envelope: EventEnvelope, _ state: BookState) throws(ValidationError) {
+        switch envelope.event {
+        case .bookAdded(let e):
+            if let pages = e.metadata.pageCount, state.position > pages {
+                throw ValidationError(field: "metadata.pageCount", rule: .outOfRange,
+                                      detail: "\(pages) is below page \(state.position), which the book has reached in the store")
+            }
+        case .metadataCorrected(let e):
+            if state.metadata == nil {
+                throw ValidationError(field: "book", rule: .bookNotAdded, detail: "the book is not added, in the store or earlier in the file")
+            }
+            if let pages = e.metadata.pageCount, state.position > pages {
+                throw ValidationError(field: "metadata.pageCount", rule: .outOfRange,
+                                      detail: "\(pages) is below page \(state.position), which the book has reached")
+            }
+        case .bookRemoved, .statusChanged, .goalSet, .goalChanged, .goalDeleted, .pagesRead, .progressCorrected,
+             .readThroughStarted, .sessionStarted, .sessionPaused, .sessionResumed, .sessionFinished, .sessionDiscarded,
+             .bookFinished, .finishUndone, .sentenceCollected, .sentenceEdited, .sentenceRemoved, .memoWritten, .memoEdited,
+             .memoRemoved, .ratingSet, .ratingCleared, .bookLiked, .bookUnliked:
+            if state.metadata == nil {
+                throw ValidationError(field: "book", rule: .bookNotAdded, detail: "the book is not added, in the store or earlier in the file")
+            }
+        case .profileUpdated, .homeOrderSet, .challengeSet, .unknown:
+            break
+        }
+    }
+
+    /// Why `envelope`, whose origin this store holds (`named`: the event's position and the
+    /// origin's stamp), is refused: an origin names one copy for good, so the copy held under it
+    /// (the record, or an alias's copy or version) must have the same stamp and state the same
+    /// fact (an edited copy of a held event under its origin); `nil` when it does.
+    func editedCopy(_ envelope: EventEnvelope, named: (position: UInt64, stamp: UInt64), _ txn: ReadTransaction) throws -> String? {
+        guard let origin = envelope.origin, let record = try log.event(at: named.position, in: txn) else { return nil }
+        guard origin.stamp == named.stamp else {
+            return "replica \(origin.replica)'s sequence \(origin.sequence) is held (position \(named.position)) with the stamp \(named.stamp), not \(origin.stamp): an origin names one copy, for good"
+        }
+        let held = try copy(at: named.position, held: try Self.envelope(of: record), origin: origin, txn)
+        guard !held.recordsSameFact(as: envelope) else { return nil }
+        return "replica \(origin.replica)'s sequence \(origin.sequence) is held (position \(named.position)) with another fact: an origin names one fact, for good"
     }
 
     /// The check of new facts made elsewhere (`indices` of `envelopes`, in batch order): an event

@@ -62,7 +62,7 @@ extension ReadingStore {
                 return true
             }
             for key in keys { try txn.delete(sync.quarantine, key) }
-            return try append(retried, from: .replicated, txn).merge
+            return try append(retried, from: .replicated(readers: nil), txn).merge
         }
         if result.appended > 0 { log.notifyObservers() }
         return result

@@ -236,6 +236,10 @@ extension ReadingStore {
                     guard let alias = try txn.get(sync.aliases, (origin.replica, origin.sequence)), alias.position == position else {
                         throw EventStoreError.corruptRecord(position: position, reason: "sync.origins names it as \(origin), but it carries \(envelope.origin.map(String.init(describing:)) ?? "no origin") and no alias of it is recorded")
                     }
+                    if let version = alias.version {
+                        // Another version of an imported row: sent as that version.
+                        envelope = try Self.decodeVersion(version, at: position)
+                    }
                     envelope.origin = origin
                     envelope.recordedAt = alias.recordedAt
                 }
@@ -271,9 +275,18 @@ extension ReadingStore {
     /// only over contiguous sequences (held or quarantined).
     @discardableResult
     public func merge(_ envelopes: [EventEnvelope]) throws -> MergeResult {
+        try merge(envelopes, readers: nil)
+    }
+
+    /// ``merge(_:)`` that keeps only the events of `readers` (a sync client's reader and its
+    /// partners): an event of any other reader (a server that sends records of a reader never
+    /// paired) is kept in the quarantine with its reason, like any record no receiver takes.
+    /// `nil` keeps every reader's events.
+    @discardableResult
+    public func merge(_ envelopes: [EventEnvelope], readers: Set<ReaderID>?) throws -> MergeResult {
         let result = try log.environment.write { txn -> MergeResult in
             try catchUpAll(txn)
-            return try append(envelopes, from: .replicated, txn).merge
+            return try append(envelopes, from: .replicated(readers: readers), txn).merge
         }
         if result.appended > 0 { log.notifyObservers() }
         return result

@@ -67,7 +67,10 @@ extension ReadingStore {
                 return true
             }
             try txn.forEach(sync.placement) { position, copy in
-                if try txn.get(sync.aliases, (copy.origin.replica, copy.origin.sequence))?.position != position {
+                // The canonical copy is an alias, or the record itself when only the version it
+                // states is another's.
+                let own = try log.event(at: position, in: txn).flatMap { try Self.envelope(of: $0).origin }
+                if copy.origin != own || copy.fact == nil, try txn.get(sync.aliases, (copy.origin.replica, copy.origin.sequence))?.position != position {
                     faults.append(ReplicationFault(position: position, detail: "its canonical copy \(copy.origin) is not a recorded alias of it"))
                 }
                 return true

@@ -84,7 +84,13 @@ public struct ReadingProjector {
                 break
             }
             if view == nil, case .bookAdded = envelope.event, envelope.streamVersion > 1 {
-                // The book's earlier-stored events arrived before their BookAdded and were skipped.
+                // The book's earlier-stored events arrived before their BookAdded: they wait for it.
+                outcome = .needsRefold(reader: readerID, book: book)
+                break
+            }
+            if view == nil, envelope.origin != nil, !envelope.event.isBookAdded {
+                // A stored event of a book not added yet waits for its BookAdded (see `refold`):
+                // the book's refold places it right after the BookAdded, whenever that comes.
                 outcome = .needsRefold(reader: readerID, book: book)
                 break
             }
@@ -133,8 +139,20 @@ public struct ReadingProjector {
         let old = try store.bookView(reader: reader, book: book)
         if let old { retract(old, deltas: &deltas) }
         var view: BookView?
+        // Events that sort before the book's first BookAdded wait for it and fold right after it,
+        // in canonical order: no copy or late arrival takes a fact out of the views by sorting
+        // before its book (the Replication article).
+        var waiting: [EventEnvelope] = []
         for envelope in events.filter({ $0.event.book == book && $0.reader == reader }).sorted(by: Self.canonicallyBefore) {
+            if view == nil, !envelope.event.isBookAdded {
+                waiting.append(envelope)
+                continue
+            }
             step(envelope, book: book, view: &view, deltas: &deltas)
+            if !waiting.isEmpty {
+                for early in waiting { step(early, book: book, view: &view, deltas: &deltas) }
+                waiting = []
+            }
         }
         if let view { try store.putBookView(view) }
         let wasOnHome = old?.isOnHomeList ?? false, isOnHome = view?.isOnHomeList ?? false
@@ -163,7 +181,8 @@ public struct ReadingProjector {
         }
     }
 
-    /// Folds one book event into `view` (nil before the book's BookAdded: an orphan is skipped).
+    /// Folds one book event into `view` (nil before the book's BookAdded: an orphan is skipped;
+    /// ``refold(reader:book:events:in:)`` holds such events until the BookAdded).
     private func step(_ envelope: EventEnvelope, book: BookID, view: inout BookView?, deltas: inout Deltas) {
         let at = envelope.occurredAt
         // `take()` moves the view out, so mutating it does not copy its arrays (the optional would
@@ -196,7 +215,7 @@ public struct ReadingProjector {
             fold(envelope, into: &existing, before: before, deltas: &deltas)
             view = existing
         }
-        if let origin = envelope.origin { view!.lastOrigin = origin }
+        if let origin = envelope.origin, view!.lastOrigin.map({ $0 < origin }) ?? true { view!.lastOrigin = origin }
     }
 
     /// Takes a book view's contributions out of the totals: its credited pages, its finished
@@ -523,5 +542,12 @@ extension SessionRecord {
         guard let since = runningSince else { return }
         intervals.append(ClosedInterval(start: since, end: max(since, at), timeZone: runningZone ?? timeZone))
         runningSince = nil; runningZone = nil
+    }
+}
+
+extension ReadingEvent {
+    /// Whether this is a `BookAdded`.
+    fileprivate var isBookAdded: Bool {
+        if case .bookAdded = self { true } else { false }
     }
 }

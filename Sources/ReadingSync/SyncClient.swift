@@ -419,6 +419,9 @@ public final class SyncClient: Sendable {
     func pull(startingWith first: PullPage?) async throws -> MergeResult {
         var total = MergeResult()
         var first = first
+        // Only this reader's and its partners' events merge; a record of any other reader (a
+        // reader never paired) is kept in the quarantine.
+        let readers = Set([reader] + (try await partners()))
         while true {
             let page: PullPage
             if let given = first {
@@ -437,7 +440,7 @@ public final class SyncClient: Sendable {
                     throw SyncError(status: 200, code: "malformed_response", field: "events[\(index)].record", message: error.description)
                 }
             }
-            total = total + (try store.merge(envelopes))
+            total = total + (try store.merge(envelopes, readers: readers))
             try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))
             if !page.more { return total }
         }
