@@ -94,7 +94,7 @@ extension ReadingStore {
             let notice = try log.environment.write { txn -> RestoreNotice? in
                 try refreshIdentity(txn)
                 try catchUpAll(txn)
-                return try noticeRestore(in: witnesses, txn)
+                return try noticeRestore(in: witnesses, witnesses: true, txn)
             }
             if notice != nil { log.notifyObservers() }
             return notice
@@ -110,41 +110,55 @@ extension ReadingStore {
         identity.withLock { if $0 != stored { $0 = stored } }
     }
 
-    /// The check of ``noticeRestore(from:)`` on `envelopes` (a merge batch or witnesses), in `txn`:
-    /// continues as a new replica when one of them names this replica with a sequence this store
-    /// never issued or with another event than this store's.
-    func noticeRestore(in envelopes: [EventEnvelope], _ txn: WriteTransaction) throws -> RestoreNotice? {
+    /// The check of ``noticeRestore(from:)`` on `envelopes` (a peer's witnesses, or a merge
+    /// batch), in `txn`: continues as a new replica when one of them names this replica with a
+    /// sequence beyond its head and an event it never held (a merge batch, and witnesses), or with
+    /// another event than this store's at a sequence it issued (witnesses only: in a merge batch,
+    /// such an envelope may as well be a forged or damaged one, and the merge quarantines it).
+    func noticeRestore(in envelopes: [EventEnvelope], witnesses: Bool = false, _ txn: WriteTransaction) throws -> RestoreNotice? {
         let own = replica
         var mine = envelopes.filter { $0.origin?.replica == own }
         guard !mine.isEmpty else { return nil }
         mine.sort { $0.origin!.sequence < $1.origin!.sequence }
         let head = try Self.lastOrigin(of: own, sync: sync, txn).sequence
         var matched: [UInt64] = []
-        var evidence: (sequence: UInt64, detail: String)?
+        var mismatch: (sequence: UInt64, detail: String)?
+        var beyond: String?
         for envelope in mine {
             let sequence = envelope.origin!.sequence
             if sequence > head {
                 // An event this store never held: written by this replica after the backup the
                 // store was restored from. (A copy of an event it holds, under a sequence it never
                 // issued, is no such sign: the merge quarantines it.)
-                guard try log.event(withID: envelope.eventID.uuid, in: txn) == nil else { continue }
-                evidence = (head + 1, "a peer holds sequence \(sequence) of replica \(own), beyond its last, \(head)")
-                break
+                if beyond == nil, try log.event(withID: envelope.eventID.uuid, in: txn) == nil {
+                    beyond = "a peer holds sequence \(sequence) of replica \(own), beyond its last, \(head), as an event it never held"
+                }
+                continue
             }
+            guard mismatch == nil else { continue }
             guard let entry = try txn.get(sync.origins, (own, sequence)), let record = try log.event(at: entry.position, in: txn) else {
-                evidence = (sequence, "a peer holds sequence \(sequence) of replica \(own), which this store does not hold")
-                break
+                mismatch = (sequence, "a peer holds sequence \(sequence) of replica \(own), which this store does not hold")
+                continue
             }
             let held = try Self.envelope(of: record)
             guard held.eventID == envelope.eventID, held.recordsSameFact(as: envelope) else {
-                evidence = (sequence, "a peer holds sequence \(sequence) of replica \(own) as event \(envelope.eventID), this store as event \(held.eventID)")
-                break
+                mismatch = (sequence, "a peer holds sequence \(sequence) of replica \(own) as event \(envelope.eventID), this store as event \(held.eventID)")
+                continue
             }
             matched.append(sequence)
         }
-        guard let evidence else { return nil }
-        let kept = matched.last(where: { $0 < evidence.sequence }) ?? 0
-        return try continueAsNewReplica(keepingUpTo: kept, evidence: evidence.detail, txn)
+        let evidence: String
+        if witnesses, let mismatch {
+            evidence = mismatch.detail
+        } else if let beyond {
+            evidence = beyond
+        } else {
+            return nil
+        }
+        // Every sequence from the first that differs on is this store's own since the restore.
+        let bound = mismatch?.sequence ?? (head + 1)
+        let kept = matched.last(where: { $0 < bound }) ?? 0
+        return try continueAsNewReplica(keepingUpTo: kept, evidence: evidence, txn)
     }
 
     /// The switch itself (see the comment at the top of this file), in `txn`.

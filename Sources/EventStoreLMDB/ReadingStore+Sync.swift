@@ -277,10 +277,12 @@ extension ReadingStore {
     /// The batch may come in any order, repeat events, and leave gaps; the version vector moves
     /// only over contiguous sequences (held or quarantined).
     ///
-    /// A batch holding this store's own replica with a sequence it never issued, or with another
-    /// event than its own, shows that the store was restored from a backup or copied (the peer
-    /// heard of the replica's events the store lost): the store first continues as a new replica
-    /// (``noticeRestore(from:)``, ``MergeResult/restore``), then merges the batch.
+    /// A batch holding an event of this store's own replica beyond its last sequence, which the
+    /// store never held, shows that the store was restored from a backup or copied (the peer heard
+    /// of the replica's events the store lost): the store first continues as a new replica
+    /// (see ``noticeRestore(from:)``, ``MergeResult/restore``), then merges the batch. (A copy of a
+    /// held event under such a sequence, or another event under a sequence it issued, is
+    /// quarantined: only ``noticeRestore(from:)`` with a peer's witnesses takes the latter as a sign.)
     @discardableResult
     public func merge(_ envelopes: [EventEnvelope]) throws -> MergeResult {
         let before = replica

@@ -232,18 +232,19 @@ extension SyncConvergenceRandomTests {
         var pending: [(name: String, to: Device)] = []
         var restored = 0
 
-        /// Takes a backup of `device`, or, when it has one, schedules its restore for the next step
-        /// (the store must be closed first) after a delivery of its events to another device.
+        /// Takes a backup of `device`, or, when a device has one, schedules its restore for the
+        /// next step (the store must be closed first) after a delivery of its events to another device.
         mutating func backUpOrSchedule(_ device: Device, others: [Device], dir: TempDirectory, pick: (Int) -> Int) throws {
             guard pending.isEmpty else { return }
-            guard backups[device.name] != nil else {
+            // A device that has a backup is restored; else this one is backed up.
+            guard let restoring = others.first(where: { backups[$0.name] != nil }) else {
                 let url = dir.child("in-place-\(device.name)-\(UUID().uuidString.prefix(6))")
                 try device.store.backup(to: url)
                 backups[device.name] = (url, device.injected)
                 return
             }
-            let candidates = others.filter { $0 !== device }
-            pending.append((device.name, candidates[pick(candidates.count)]))
+            let candidates = others.filter { $0 !== restoring }
+            pending.append((restoring.name, candidates[pick(candidates.count)]))
         }
 
         /// The scheduled restore: the device's events go to another device, the store is closed,

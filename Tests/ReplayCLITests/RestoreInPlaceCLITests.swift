@@ -1,6 +1,11 @@
 import Foundation
+import ReadingEvents
 import TestSupport
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A backup restored over the store by `cp`, `cat >`, `tar x` or `unzip -o` (real processes),
 /// then `replay sync --with` the store's peer (issue 36, finding 1). Before: the restored store
@@ -65,5 +70,47 @@ struct RestoreInPlaceCLITests {
         }
         let again = try replayOK(["sync", "--store", b, "--with", a])
         #expect(again.stdoutLines[0].hasSuffix(": 0 received: 0 new, 0 already held, 0 books refolded"), "\(again)")
+    }
+
+    /// `replay sync --with` after a restore in place, killed (SIGKILL) at a seeded moment, then
+    /// run again: the switch to a new replica is one transaction, so nothing is lost or doubled
+    /// wherever the kill lands. `RESTORE_KILL_TRIALS` trials (CI: 4).
+    @Test func aSyncKilledDuringTheSwitchLosesNothing() throws {
+        let trials = ProcessInfo.processInfo.environment["RESTORE_KILL_TRIALS"].flatMap(Int.init) ?? 4
+        var rng = SplitMix64(seed: 0x36_0001)
+        for trial in 0..<trials {
+            let temp = try CLITempDirectory()
+            defer { temp.remove() }
+            let a = temp.path("a"), b = temp.path("b"), backup = temp.path("backup")
+            try replayOK(["demo", "--store", a, "--readers", "1", "--days", "8", "--seed", "21", "--quiet"])
+            try replayOK(["demo", "--store", b, "--readers", "1", "--days", "8", "--seed", "22", "--quiet"])
+            try replayOK(["sync", "--store", a, "--with", b])
+            try Self.shell("cp -r '\(a)' '\(backup)'")
+            try replayOK(["demo", "--store", a, "--readers", "1", "--days", "4", "--seed", "23", "--quiet"])
+            try replayOK(["sync", "--store", a, "--with", b])
+            let lost = try Self.ids(a)
+            try Self.shell("cat '\(backup)/data.mdb' > '\(a)/data.mdb'")
+            try replayOK(["demo", "--store", a, "--readers", "1", "--days", "3", "--seed", "24", "--quiet"])
+            let expected = lost.union(try Self.ids(a))
+            let process = Process()
+            process.executableURL = try replayExecutable.get()
+            process.arguments = ["sync", "--store", a, "--with", b]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let delay = UInt32.random(in: 0...400_000, using: &rng)
+            usleep(delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let synced = try replay(["sync", "--store", a, "--with", b])
+            #expect(synced.status == 0, "trial \(trial) (killed after \(delay) µs): \(synced)")
+            #expect(synced.stdout.contains("views: equal"), "trial \(trial): \(synced)")
+            for store in [a, b] {
+                let held = try Self.ids(store)
+                #expect(held == expected, "trial \(trial) (killed after \(delay) µs): \(store): \(held.symmetricDifference(expected).count) differ")
+                let verify = try replay(["verify", "--store", store])
+                #expect(verify.status == 0, "trial \(trial): \(verify)")
+            }
+        }
     }
 }
