@@ -88,7 +88,10 @@ public final class EventLog: Sendable {
 
     /// Opens the store; with `allowingOlderFormat` a log of an older format opens too (for
     /// ``ReadingStore``, which migrates it before reading it).
-    static func open(at directory: URL, options: LMDBEnvironmentOptions, allowingOlderFormat: Bool) throws -> EventLog {
+    /// With `creating` false, an existing LMDB environment that holds no event log (an empty
+    /// one, or another program's) is refused instead of made into a store: commands that read a
+    /// store never write into one that is not a store.
+    static func open(at directory: URL, options: LMDBEnvironmentOptions, allowingOlderFormat: Bool, creating: Bool = true) throws -> EventLog {
         let fileManager = FileManager.default
         let path = directory.path
         var isDirectory: ObjCBool = false
@@ -119,7 +122,7 @@ public final class EventLog: Sendable {
         let log: EventLog
         do {
             log = try openEnvironment(at: directory, options: options, wasEmpty: wasEmpty,
-                                      allowingOlderFormat: allowingOlderFormat)
+                                      allowingOlderFormat: allowingOlderFormat, creating: creating)
         } catch {
             // The environment is released by now (it was local to openEnvironment): undo the files
             // this call created (its lock file; both files of a store it was creating).
@@ -186,11 +189,14 @@ public final class EventLog: Sendable {
         }
         do {
             _ = chmod(temporary.path, 0o700)   // mkdir applied the umask, which can only clear bits
+            // The copy must hold at least every event the store holds now.
+            let expected = try lastPosition()
             try environment.copy(to: temporary)
             let file = temporary.appendingPathComponent("data.mdb").path
             // mdb_env_copy2 creates the file 0666 less the umask; it is inside a 0700 directory
             // until it is restricted here.
             guard chmod(file, 0o600) == 0 else { throw LMDBError(operation: "chmod(\(file))", code: errno) }
+            try Self.checkCopy(at: temporary, holding: expected, source: directory.path)
             try Self.flushToDisk(path: file)
             guard rename(temporary.path, target.path) == 0 else {
                 throw LMDBError.writeFailure(code: errno, operation: "rename(\(temporary.path), \(target.path))", directory: parent.path)
@@ -201,6 +207,32 @@ public final class EventLog: Sendable {
             try? fileManager.removeItem(at: temporary)
             throw error
         }
+    }
+
+    /// Opens the copy at `temporary` read-only and verifies it (every record decodes, the hash
+    /// chain and checksums hold) and that it holds every position up to `expected` at least: a
+    /// copy of a damaged store can hold fewer events than the store (a compacting copy skips what
+    /// it cannot walk), and such a copy is no backup. Leaves no lock file behind.
+    ///
+    /// - Throws: ``EventStoreError/backupUnusable(source:reason:)``.
+    static func checkCopy(at temporary: URL, holding expected: UInt64, source: String) throws {
+        let lockPath = temporary.appendingPathComponent("lock.mdb").path
+        defer { unlink(lockPath) }
+        let reason: String?
+        do {
+            let copy = try EventLog.open(at: temporary, options: LMDBEnvironmentOptions(readOnly: true), allowingOlderFormat: true)
+            let report = try copy.verify()
+            if let first = report.faults.first {
+                reason = "the copy fails verification at position \(first.position) (\(report.faults.count) fault(s))"
+            } else if report.lastPosition < expected || report.recordCount < report.lastPosition {
+                reason = "the copy holds \(report.recordCount) readable events, the store \(expected)"
+            } else {
+                reason = nil
+            }
+        } catch {
+            reason = "the copy cannot be read: \(error)"
+        }
+        if let reason { throw EventStoreError.backupUnusable(source: source, reason: reason) }
     }
 
     /// Flushes a file or a directory (its entries) to disk.
@@ -217,7 +249,7 @@ public final class EventLog: Sendable {
 
     /// Opens the environment and validates (or initializes) the store.
     private static func openEnvironment(
-        at directory: URL, options: LMDBEnvironmentOptions, wasEmpty: Bool, allowingOlderFormat: Bool
+        at directory: URL, options: LMDBEnvironmentOptions, wasEmpty: Bool, allowingOlderFormat: Bool, creating: Bool
     ) throws -> EventLog {
         let environment: LMDBEnvironment
         do {
@@ -234,6 +266,9 @@ public final class EventLog: Sendable {
             // in one transaction.
             guard !options.readOnly else {
                 throw EventStoreError.notAStore(path: directory.path, reason: "the store is empty and opened read-only")
+            }
+            guard creating || wasEmpty else {
+                throw EventStoreError.notAStore(path: directory.path, reason: "its data.mdb is an LMDB environment without an event log (empty, or another program's); nothing was written")
             }
             let databases = try environment.openDatabases(named: all, create: true) { txn, databases in
                 let meta = databases.database("meta", keys: UTF8String.self, values: RawBytes.self)

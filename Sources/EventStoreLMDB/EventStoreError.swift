@@ -38,6 +38,10 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// `current`): opening the store writable rebuilds them once from the log; a read-only open
     /// cannot, and refuses the store rather than misread its records. Nothing was modified.
     case viewsNeedUpgrade(found: UInt8, current: UInt8)
+    /// A backup's copy of the store at `source` did not verify or held fewer events than the
+    /// store (a damaged store: a compacting copy skips what it cannot walk); nothing was left at
+    /// the destination.
+    case backupUnusable(source: String, reason: String)
 
     /// A sentence naming the failure.
     public var description: String {
@@ -62,6 +66,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidArgument(let field, let detail): return "\(field): \(detail)"
         case .rebuildInProgress(let path):
             return "another rebuild of the views of \(path) is running; wait for it to finish (this one did not start)"
+        case .backupUnusable(let source, let reason):
+            return "the backup of \(source) is unusable, so none was written: \(reason); the store is damaged (run `replay verify --store \(source)`)"
         }
     }
 }

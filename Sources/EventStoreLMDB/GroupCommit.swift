@@ -28,7 +28,7 @@ extension EventStoreError: FailsAlone {
         case .wrongExpectedVersion: true
         case .notAStore, .unsupportedFormat, .alreadyOpen, .corruptRecord, .invalidStreamName,
              .reservedDatabaseName, .undecodableEvent, .corruptView, .readOnlyViews, .invalidArgument,
-             .rebuildInProgress, .formatNeedsMigration, .viewsNeedUpgrade: false
+             .rebuildInProgress, .formatNeedsMigration, .viewsNeedUpgrade, .backupUnusable: false
         }
     }
 }

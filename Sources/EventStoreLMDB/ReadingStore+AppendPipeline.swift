@@ -57,6 +57,8 @@ extension ReadingStore {
     /// Runs the pipeline over `envelopes` inside `txn` (views caught up before).
     func append(_ envelopes: [EventEnvelope], from source: Source, _ txn: WriteTransaction) throws -> PipelineOutcome {
         var outcome = PipelineOutcome()
+        // The replica this store is now (another process may have noticed a restore).
+        try refreshIdentity(txn)
         // 1. Check.
         var checked = CheckedBatch()
         switch source {

@@ -87,22 +87,30 @@ public struct MergeResult: Hashable, Sendable, CustomStringConvertible {
     /// them; everything else merged.
     public var quarantined: Int
 
+    /// The restore this merge noticed (the batch held this replica's sequences with other events,
+    /// or beyond its head): the store continued as a new replica before merging. `nil` when none.
+    public var restore: RestoreNotice?
+
     /// Creates a result.
-    public init(received: Int = 0, appended: Int = 0, alreadyHeld: Int = 0, refoldedBooks: Int = 0, quarantined: Int = 0) {
+    public init(received: Int = 0, appended: Int = 0, alreadyHeld: Int = 0, refoldedBooks: Int = 0, quarantined: Int = 0,
+                restore: RestoreNotice? = nil) {
         self.received = received; self.appended = appended; self.alreadyHeld = alreadyHeld; self.refoldedBooks = refoldedBooks
-        self.quarantined = quarantined
+        self.quarantined = quarantined; self.restore = restore
     }
 
     /// The sum of two results (pages of one exchange).
     public static func + (l: MergeResult, r: MergeResult) -> MergeResult {
         MergeResult(received: l.received + r.received, appended: l.appended + r.appended, alreadyHeld: l.alreadyHeld + r.alreadyHeld,
-                    refoldedBooks: l.refoldedBooks + r.refoldedBooks, quarantined: l.quarantined + r.quarantined)
+                    refoldedBooks: l.refoldedBooks + r.refoldedBooks, quarantined: l.quarantined + r.quarantined,
+                    restore: l.restore ?? r.restore)
     }
 
-    /// "N received: A new, H already held, R books refolded" (and ", Q quarantined" when any).
+    /// "N received: A new, H already held, R books refolded" (and ", Q quarantined" when any, and
+    /// the restore noticed).
     public var description: String {
         "\(received) received: \(appended) new, \(alreadyHeld) already held, \(refoldedBooks) books refolded"
             + (quarantined > 0 ? ", \(quarantined) quarantined (see `replay sync quarantine`)" : "")
+            + (restore.map { "; \($0)" } ?? "")
     }
 }
 
@@ -266,13 +274,19 @@ extension ReadingStore {
     /// An envelope no receiver can take is kept aside in the quarantine with its reason
     /// (``quarantine()``), and everything else merges, so one bad record never stops a sync: one
     /// that fails ``ReadingEvents/EventEnvelope/validateReplicated(pageCount:)`` (no origin, the
-    /// provisional replica, a stream that does not fit the payload, a value rule), one naming this
-    /// store's own replica with a sequence it never issued, one whose event ID is held (or repeated
+    /// provisional replica, a stream that does not fit the payload, a value rule), one whose event ID is held (or repeated
     /// in the batch) with another fact, or one whose replica and sequence already name another
     /// event. ``retryQuarantine()`` merges the quarantine again (after an upgrade that accepts more).
     ///
     /// The batch may come in any order, repeat events, and leave gaps; the version vector moves
     /// only over contiguous sequences (held or quarantined).
+    ///
+    /// A batch holding an event of this store's own replica beyond its last sequence, which the
+    /// store never held, shows that the store was restored from a backup or copied (the peer heard
+    /// of the replica's events the store lost): the store first continues as a new replica
+    /// (see ``noticeRestore(from:)``, ``MergeResult/restore``), then merges the batch. (A copy of a
+    /// held event under such a sequence, or another event under a sequence it issued, is
+    /// quarantined: only ``noticeRestore(from:)`` with a peer's witnesses takes the latter as a sign.)
     @discardableResult
     public func merge(_ envelopes: [EventEnvelope]) throws -> MergeResult {
         try merge(envelopes, readers: nil)
@@ -284,11 +298,27 @@ extension ReadingStore {
     /// `nil` keeps every reader's events.
     @discardableResult
     public func merge(_ envelopes: [EventEnvelope], readers: Set<ReaderID>?) throws -> MergeResult {
-        let result = try log.environment.write { txn -> MergeResult in
-            try catchUpAll(txn)
-            return try append(envelopes, from: .replicated(readers: readers), txn).merge
+        let before = replica
+        let result: MergeResult
+        do {
+            result = try log.environment.write { txn -> MergeResult in
+                try refreshIdentity(txn)
+                try catchUpAll(txn)
+                // A batch holding this replica's sequences with other events (or beyond its head)
+                // comes from a peer that heard of this replica before this store was restored: the
+                // store continues as a new replica first, and the batch then merges as another
+                // replica's events.
+                let restore = try noticeRestore(in: envelopes, txn)
+                var merged = try append(envelopes, from: .replicated(readers: readers), txn).merge
+                merged.restore = restore
+                return merged
+            }
+        } catch {
+            // Nothing was committed: the replica ID is the one the store had.
+            identity.withLock { $0 = before }
+            throw error
         }
-        if result.appended > 0 { log.notifyObservers() }
+        if result.appended > 0 || result.restore != nil { log.notifyObservers() }
         return result
     }
 

@@ -24,7 +24,9 @@ public struct ReplicationFault: Hashable, Sendable, CustomStringConvertible {
 
 extension ReadingStore {
     /// Checks the replication tables against the log, in one read transaction:
-    /// - every stamped record is named by the origins index under its own origin (with its stamp);
+    /// - every stamped record is named by the origins index under its own origin (with its stamp),
+    ///   unless that origin was given up when the store noticed a restore (an alias entry of it
+    ///   names the record; see ``noticeRestore(from:)``);
     /// - every origins entry names a record that carries that origin, or is a recorded alias of it;
     /// - every canonical-copy entry is an alias of its record;
     /// - each replica's head in the version vector is the highest sequence up to which every
@@ -45,7 +47,12 @@ extension ReadingStore {
                 for record in records {
                     guard let origin = try Self.envelope(of: record).origin, origin.replica != .provisional else { continue }
                     let entry = try txn.get(sync.origins, (origin.replica, origin.sequence))
-                    if entry?.position != record.position || entry?.stamp != origin.stamp {
+                    // A record whose own origin was given up when the store noticed a restore
+                    // (its slot is free, or holds the event a peer held there) is marked by an
+                    // alias entry of that origin naming it.
+                    let givenUp = try entry?.position != record.position
+                        && txn.get(sync.aliases, (origin.replica, origin.sequence))?.position == record.position
+                    if entry?.position != record.position || entry?.stamp != origin.stamp, !givenUp {
                         faults.append(ReplicationFault(position: record.position, detail: "sync.origins names its origin \(origin) as \(entry.map { "position \($0.position), stamp \($0.stamp)" } ?? "nothing")"))
                     }
                 }

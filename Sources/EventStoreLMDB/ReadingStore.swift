@@ -26,11 +26,15 @@ public final class ReadingStore: Sendable {
     /// The hour at which reading days start (0 = midnight), fixed when the store was created.
     public let dayStartHour: Int
     /// This store's replica ID: every event it creates records it (see ``EventOrigin``,
-    /// ``merge(_:)``). Fixed when the store is created, and replaced by a new one when a writable
-    /// open finds that the store is a copy or a restore (a `replay backup`, `cp -r`, a device
-    /// restored from its backup: its `data.mdb` is not the file the ID was issued for), so two
-    /// copies never issue the same sequence number.
-    public let replica: ReplicaID
+    /// ``merge(_:)``). Fixed when the store is created, and replaced by a new one when the store
+    /// notices it is a copy or a restore: at a writable open when its `data.mdb` is not the file
+    /// the ID was issued for (a `replay backup`, `cp -r`), and at a merge or a sync when a peer
+    /// holds this replica's sequences with other events or beyond this store's head (a backup
+    /// restored in place, which keeps the file; see ``noticeRestore(from:)``).
+    public var replica: ReplicaID { identity.withLock { $0 } }
+    /// The replica ID as this process last read it from `sync.meta` (every write pipeline reads
+    /// it again, so a switch made by another process is seen at the next write).
+    let identity: Locked<ReplicaID>
 
     let generations: [ViewDatabases]
     let viewMeta: LMDBDatabase<UTF8String, RawBytes>
@@ -57,12 +61,15 @@ public final class ReadingStore: Sendable {
     ///     only to reproduce a store, as `replay demo` does from its seed); an existing store keeps
     ///     its own.
     ///   - options: LMDB environment options (map size, readers, read-only).
+    ///   - creating: `false` for a command that reads an existing store: an existing LMDB
+    ///     environment without an event log (empty, or another program's) is then refused with
+    ///     ``EventStoreError/notAStore(path:reason:)`` instead of made into a store.
     public static func open(at directory: URL, dayStartHour: Int = 0, replica: ReplicaID? = nil,
-                            options: LMDBEnvironmentOptions = LMDBEnvironmentOptions()) throws -> ReadingStore {
+                            options: LMDBEnvironmentOptions = LMDBEnvironmentOptions(), creating: Bool = true) throws -> ReadingStore {
         if replica == .provisional {
             throw EventStoreError.invalidArgument(field: "replica", detail: "\(ReplicaID.provisional) is reserved for provisional origins")
         }
-        let log = try EventLog.open(at: directory, options: options, allowingOlderFormat: true)
+        let log = try EventLog.open(at: directory, options: options, allowingOlderFormat: true, creating: creating)
         return try ReadingStore(log: log, dayStartHour: dayStartHour, replica: replica)
     }
 
@@ -108,13 +115,13 @@ public final class ReadingStore: Sendable {
                 throw EventStoreError.viewsNeedUpgrade(found: version, current: Self.viewsVersion)
             }
             dayStartHour = Int(hour)
-            replica = id
+            identity = Locked(id)
             return
         }
         let home = Self.home(of: log.directory)
         if let current = stored.current(home: home) {
             dayStartHour = current.hour
-            replica = current.replica
+            identity = Locked(current.replica)
             return
         }
         // One transaction fixes the day-start hour of a new store and decides whether the views
@@ -176,7 +183,7 @@ public final class ReadingStore: Sendable {
             return (hour, true, id)
         }
         dayStartHour = hour
-        replica = id
+        identity = Locked(id)
         try catchUp()
         if upgrade {
             _ = try rebuild()

@@ -30,9 +30,9 @@ extension LMDBEnvironment {
     static func preallocateLockFile(directory: String, maxReaders: UInt32) throws(LMDBError) {
         #if os(Linux)
         let path = directory + "/lock.mdb"
-        var fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        var fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         let created = fd >= 0
-        if fd < 0 && errno == EEXIST { fd = open(path, O_RDWR | O_CLOEXEC) }
+        if fd < 0 && errno == EEXIST { fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
         guard fd >= 0 else { return }
         defer { close(fd) }
         var info = stat()

@@ -55,12 +55,12 @@ final class StoreFileLocks: @unchecked Sendable {
     /// ``takePresence(directory:)`` once LMDB has opened the environment.
     init(directory: String, writable: Bool) throws {
         let dataPath = directory + "/data.mdb"
-        var fd: Int32 = writable ? open(dataPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) : -1
+        var fd: Int32 = writable ? open(dataPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) : -1
         if fd < 0 {
             if writable && errno != EROFS && errno != EACCES {
                 throw LMDBError(operation: "open(\(dataPath))", code: errno)
             }
-            fd = open(dataPath, O_RDONLY | O_CLOEXEC)
+            fd = open(dataPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             if fd < 0 { throw LMDBError(operation: "open(\(dataPath))", code: errno) }
         }
         dataFD = fd
@@ -127,8 +127,8 @@ final class StoreFileLocks: @unchecked Sendable {
         let lockPath = directory + "/lock.mdb"
         // Without a lock file (read-only media where LMDB could not create one) there is nothing
         // to compare: LMDB then reads without a reader table.
-        var lockFD = open(lockPath, O_RDWR | O_CLOEXEC)
-        if lockFD < 0 { lockFD = open(lockPath, O_RDONLY | O_CLOEXEC) }
+        var lockFD = open(lockPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        if lockFD < 0 { lockFD = open(lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         if lockFD >= 0 { lockFileFD = lockFD }
         let othersOnData = try isHeld(dataFD, at: Byte.presence)
         if lockFD >= 0, othersOnData, try !isHeld(lockFD, at: Byte.lockFilePresence) {

@@ -67,6 +67,7 @@ import TestSupport
             var clock = F.at("2025-03-01T08:00:00+09:00").microseconds
             var pendingBackups: [(url: URL, reader: ReaderID, injected: Set<EventID>)] = []
             var copies = 0, restores = 0, injections = 0, imports = 0, syncs = 0
+            var inPlace = InPlaceRestores()
 
             func pick(_ count: Int) -> Int { Int(random.next(upperBound: UInt64(count))) }
             func now() -> Timestamp {
@@ -75,6 +76,7 @@ import TestSupport
             }
 
             for _ in 0..<Self.steps {
+                if !inPlace.pending.isEmpty { try inPlace.restorePending(&devices, dir: dir, form: pick(2)) }
                 let device = devices[pick(devices.count)]
                 switch pick(100) {
                 case 0..<40:
@@ -126,6 +128,9 @@ import TestSupport
                     #expect(!devices.contains { $0.store.replica == restored.store.replica }, "seed \(seed): a restore kept its replica ID")
                     devices.append(restored)
                     restores += 1
+                case 62..<64 where devices.count > 1:
+                    // A backup restored over the device's own files later (issue 36).
+                    try inPlace.backUpOrSchedule(device, others: devices, dir: dir, pick: pick)
                 case 57..<62:
                     // A record no receiver can take, made from one the device could send.
                     // (Rows of imports with derived IDs are left out: another fact under one of
@@ -190,7 +195,7 @@ import TestSupport
                 for from in devices { for to in devices where to !== from { try Devices.deliver(from: from, to: to) } }
             }
             print("SYNC-SOAK seed \(seed): \(devices.count) devices, \(acknowledged.count) events acknowledged, \(imports) imports, "
-                  + "\(copies) copies, \(restores) restores, \(injections) injected, \(syncs) deliveries")
+                  + "\(copies) copies, \(restores) restores, \(inPlace.restored) restores in place, \(injections) injected, \(syncs) deliveries")
 
             // Every device: exactly the acknowledged events, the same views, its injected records
             // in its quarantine and nothing else there.
@@ -282,9 +287,71 @@ import TestSupport
 }
 
 extension Devices {
-    /// Delivers what `to` lacks from `from`.
+    /// Delivers what `to` lacks from `from`, as `replay sync --with` does: `to` first compares
+    /// `from`'s copies of its own replica's sequences (a restore in place tells there).
     @discardableResult
     static func deliver(from: SyncConvergenceRandomTests.Device, to: SyncConvergenceRandomTests.Device) throws -> MergeResult {
-        try deliver(from: from.store, to: to.store)
+        _ = try to.store.noticeRestore(from: from.store.witnesses(of: to.store.replica))
+        return try deliver(from: from.store, to: to.store)
+    }
+}
+
+extension SyncConvergenceRandomTests {
+    /// Restores in place (issue 36): a device's backup, taken at one step, is written back over
+    /// the device's own `data.mdb` at a later one (`cat BK/data.mdb > A/data.mdb` or `cp`, which
+    /// keep the inode), after the device delivered what it wrote to another device (so nothing
+    /// acknowledged is lost with it). The restored device must notice at a sync and lose nothing.
+    struct InPlaceRestores {
+        var backups: [String: (url: URL, injected: Set<EventID>)] = [:]
+        var pending: [(name: String, to: Device)] = []
+        var restored = 0
+
+        /// Takes a backup of `device`, or, when a device has one, schedules its restore for the
+        /// next step (the store must be closed first) after a delivery of its events to another device.
+        mutating func backUpOrSchedule(_ device: Device, others: [Device], dir: TempDirectory, pick: (Int) -> Int) throws {
+            guard pending.isEmpty else { return }
+            // A device that has a backup is restored; else this one is backed up.
+            guard let restoring = others.first(where: { backups[$0.name] != nil }) else {
+                let url = dir.child("in-place-\(device.name)-\(UUID().uuidString.prefix(6))")
+                try device.store.backup(to: url)
+                backups[device.name] = (url, device.injected)
+                return
+            }
+            let candidates = others.filter { $0 !== restoring }
+            pending.append((restoring.name, candidates[pick(candidates.count)]))
+        }
+
+        /// The scheduled restore: the device's events go to another device, the store is closed,
+        /// its `data.mdb` overwritten with the backup's bytes, and it opens again.
+        mutating func restorePending(_ devices: inout [Device], dir: TempDirectory, form: Int) throws {
+            guard let (name, other) = pending.popLast(), let index = devices.firstIndex(where: { $0.name == name }),
+                  let backup = backups.removeValue(forKey: name) else { return }
+            try Devices.deliver(from: devices[index], to: other)
+            let reader = devices[index].reader
+            devices.remove(at: index)   // the last reference: the store closes
+            let data = dir.child(name).appendingPathComponent("data.mdb")
+            let source = backup.url.appendingPathComponent("data.mdb")
+            if form == 0 {
+                let bytes = try Data(contentsOf: source)
+                let handle = try FileHandle(forWritingTo: data)
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: bytes)
+                try handle.close()
+            } else {
+                let cp = Process()
+                cp.executableURL = URL(fileURLWithPath: "/bin/cp")
+                cp.arguments = [source.path, data.path]
+                try cp.run()
+                cp.waitUntilExit()
+                try #require(cp.terminationStatus == 0)
+            }
+            let device = Device(name, try ReadingStore.open(at: dir.child(name)), reader)
+            device.injected = backup.injected
+            devices.append(device)
+            // Its first sync is with a device that holds what it wrote before the loss (the advice
+            // of docs/replicas-and-sync.md): it notices the restore there.
+            try Devices.deliver(from: other, to: device)
+            restored += 1
+        }
     }
 }

@@ -27,7 +27,8 @@ struct StoreOptions: ParsableArguments {
         }
         if !readOnly {
             do {
-                return try ReadingStore.open(at: url)
+                // An existing LMDB environment that is not a store is refused, never made into one.
+                return try ReadingStore.open(at: url, creating: false)
             } catch let error as LMDBError where error.code == EROFS || error.code == EACCES {
                 // Read-only media or permissions: fall through to a read-only open.
             }

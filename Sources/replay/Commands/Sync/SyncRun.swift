@@ -48,6 +48,14 @@ extension Replay.Sync {
                 // one replica ID can only be the same store reached by two paths (a bind mount).
                 throw ReplayError("both stores are replica \(a.replica): they are one store reached by two paths (a bind mount or a hard link); sync with another store")
             }
+            // A store restored from a backup (whatever the file system shows) issues its replica's
+            // sequences again: each store first compares the other's copies of its own replica's
+            // sequences with its own events, and continues as a new replica when they differ.
+            for (store, path, peer) in [(a, options.url.path, b), (b, other.path, a)] {
+                if let notice = try store.noticeRestore(from: peer.witnesses(of: store.replica)) {
+                    print("\(path): \(notice)")
+                }
+            }
             let sent = try Self.send(from: a, to: b, batch: batch)
             let received = try Self.send(from: b, to: a, batch: batch)
             print("\(options.url.path) -> \(other.path): \(sent)")
