@@ -128,7 +128,7 @@ import TestSupport
                     #expect(!devices.contains { $0.store.replica == restored.store.replica }, "seed \(seed): a restore kept its replica ID")
                     devices.append(restored)
                     restores += 1
-                case 62..<64 where devices.count > 1:
+                case 69..<71 where devices.count > 1:
                     // A backup restored over the device's own files later (issue 36).
                     try inPlace.backUpOrSchedule(device, others: devices, dir: dir, pick: pick)
                 case 57..<62:
