@@ -185,6 +185,12 @@ let package = Package(
             dependencies: ["ReadingImport", "EventStoreLMDB", "Projections", "ReadingEvents", "CSQLite"]
         ),
         .testTarget(
+            name: "ReadingSyncTests",
+            // The sync client against a loopback HTTP server in the test (the Server package
+            // tests it against the real server and PostgreSQL).
+            dependencies: ["ReadingSync", "EventStoreLMDB", "ReadingEvents", "SyncWire", "TestSupport"]
+        ),
+        .testTarget(
             name: "EventStoreLMDBTests",
             dependencies: ["DemoHistory", "EventStoreLMDB", "LMDB", "store-test-helper", "TestSupport"]
         ),

@@ -223,6 +223,9 @@ extension ReadingStore {
             }
             for replica in replicas {
                 var taken = 0
+                // A peer claiming the last sequence there is lacks nothing of this replica (and
+                // the next sequence would overflow).
+                guard peer[replica] < UInt64.max else { continue }
                 try txn.forEach(sync.origins, from: (replica, peer[replica] + 1), prefix: replica.bytes) { key, entry in
                     let origin = EventOrigin(stamp: entry.stamp, replica: replica, sequence: key.1)
                     if let after, origin <= after { return true }
@@ -366,17 +369,28 @@ extension ReadingStore {
     // MARK: Stamping
 
     /// Gives new local events their origins: this replica, its next sequence numbers, and stamps
-    /// from the hybrid logical clock (`max(recordedAt, latest stamp held + 1)`), replacing any
-    /// origin they carried.
+    /// from the hybrid logical clock (`max(recordedAt, latest stamp held + 1)`, see
+    /// ``ReadingEvents/EventOrigin/nextStamp(after:recordedAt:)``: a `recordedAt` more than a day
+    /// behind the clock is raised to a day before the stamp, so every receiver takes the stamp),
+    /// replacing any origin they carried.
+    ///
+    /// - Throws: ``EventStoreError/invalidArgument(field:detail:)`` (`origin.stamp`) when the clock
+    ///   would stamp an event at or after 2200-01-01, which no decoder reads back: nothing is
+    ///   appended (a store reaches it only by holding stamps an older build took from elsewhere).
     func stampLocal(_ envelopes: inout [EventEnvelope], _ txn: WriteTransaction) throws {
         guard !envelopes.isEmpty else { return }
         let last = try Self.lastOrigin(of: replica, sync: sync, txn)
         var clock = max(try txn.get(sync.clock, "clock") ?? 0, last.stamp)
         var sequence = last.sequence
         for index in envelopes.indices {
-            let wall = UInt64(max(0, envelopes[index].recordedAt.microseconds))
-            clock = max(wall, clock + 1)
+            guard let next = EventOrigin.nextStamp(after: clock, recordedAt: envelopes[index].recordedAt) else {
+                throw EventStoreError.invalidArgument(
+                    field: "origin.stamp",
+                    detail: "this store's clock (\(clock)) has reached 2200-01-01, which no decoder accepts, through a stamp an older build took from elsewhere; nothing was appended")
+            }
+            clock = next.stamp
             sequence += 1
+            envelopes[index].recordedAt = next.recordedAt
             envelopes[index].origin = EventOrigin(stamp: clock, replica: replica, sequence: sequence)
         }
     }

@@ -54,10 +54,12 @@ public struct BookMetadata: Hashable, Sendable, Codable {
         return levels.count >= 2 ? levels[1] : (levels.first ?? "")
     }
 
-    /// Checks the rules: a title that shows something (not only whitespace or invisible characters), of at most ``maxTitleLength`` characters; the other texts
-    /// within their ``Limits``; a page count in 1 ... ``maxPageCount``; a thickness in (0, 1000] mm.
+    /// Checks the rules: a title that shows something (not only whitespace or invisible characters), of at most ``maxTitleLength`` characters
+    /// (and 4 UTF-8 bytes per character, ``Limits/utf8Bytes(forCharacters:)``); the other texts
+    /// within their ``Limits``, in characters and bytes; a page count in 1 ... ``maxPageCount``; a thickness in (0, 1000] mm.
     /// Throws ``ValidationError`` naming the field.
     public func validated() throws(ValidationError) -> BookMetadata {
+        try ValueRules.utf8Length(title, field: "metadata.title", limit: Self.maxTitleLength)
         try ValueRules.visible(title, field: "metadata.title")
         guard title.count <= Self.maxTitleLength else {
             throw ValidationError(field: "metadata.title", rule: .tooLong,

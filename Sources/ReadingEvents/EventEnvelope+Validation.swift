@@ -73,6 +73,8 @@ extension EventEnvelope {
     ///   (`origin.replica`, `malformed`), with a sequence from 1 (`origin.sequence`, `outOfRange`).
     /// - It keeps every rule of ``validate(pageCount:)`` (the stream fits the payload's book and
     ///   reader, instants, zone, value rules).
+    /// - Its stamp keeps ``EventOrigin/checkStamp(recordedAt:)`` (`origin.stamp`, `outOfRange`): not
+    ///   before its `recordedAt`, at most a day ahead of it, before 2199-12-31 (0: format 1).
     ///
     /// - Parameter pageCount: the book's page count as known before this event, `nil` when unknown.
     public func validateReplicated(pageCount: Int? = nil) throws(ValidationError) {
@@ -95,6 +97,7 @@ extension EventEnvelope {
             throw ValidationError(field: "origin.sequence", rule: .outOfRange, detail: "a replica numbers its events from 1, not 0")
         }
         try validate(pageCount: pageCount, goalStart: goalStart)
+        try origin.checkStamp(recordedAt: recordedAt)
     }
 }
 

@@ -435,6 +435,18 @@ public enum Limits {
     /// imported or merged: 1 MiB, far above any known payload (a memo of 10,000 characters is at
     /// most 40 KB).
     public static let unknownPayloadBytes = 1 << 20
+    /// UTF-8 bytes allowed per character of a text's character limit: 4, the most one Unicode
+    /// scalar takes. Every text has a byte limit beside its character limit (a memo: 10,000
+    /// characters and 40,000 bytes), checked first, by commands, both decoders, imports and the
+    /// sync server alike (``utf8Bytes(forCharacters:)``): a character is an extended grapheme
+    /// cluster, which can hold any number of scalars (a letter with a million combining marks is
+    /// one character of several megabytes), so a character limit alone bounds nothing. Hangul,
+    /// CJK and most emoji fit the byte limit at the full character limit; with the largest
+    /// texts and an unknown event's payload (``unknownPayloadBytes``), every valid record fits one
+    /// push request of the sync server (4 MiB, base64 included).
+    public static let bytesPerCharacter = 4
+    /// The UTF-8 byte limit of a text whose character limit is `characters`.
+    public static func utf8Bytes(forCharacters characters: Int) -> Int { characters * bytesPerCharacter }
     /// The largest yearly target of books: 10,000.
     public static let challengeBooks = 10_000
     /// The largest yearly target of pages: 10,000,000.

@@ -70,14 +70,27 @@ enum ValueRules {
         try self.page(page, pageCount: pageCount)
     }
 
-    /// An optional text of at most `limit` characters (extended grapheme clusters, as everywhere).
+    /// An optional text of at most `limit` characters (extended grapheme clusters, as everywhere)
+    /// and at most ``Limits/utf8Bytes(forCharacters:)`` UTF-8 bytes (checked first: no grapheme
+    /// count of megabytes).
     static func length(_ text: String?, field: String, limit: Int) throws(ValidationError) {
         // A character has at least one UTF-8 byte: a short text needs no grapheme count.
         guard let text, text.utf8.count > limit else { return }
+        try utf8Length(text, field: field, limit: limit)
         let characters = text.count
         guard characters <= limit else {
             throw ValidationError(field: field, rule: .tooLong,
                                   detail: "the \(field) has \(characters) characters, at most \(limit) are allowed")
+        }
+    }
+
+    /// A text of at most ``Limits/utf8Bytes(forCharacters:)`` UTF-8 bytes for a limit of `limit`
+    /// characters (`tooLong`, naming the byte rule).
+    static func utf8Length(_ text: String, field: String, limit: Int) throws(ValidationError) {
+        let bytes = text.utf8.count, most = Limits.utf8Bytes(forCharacters: limit)
+        guard bytes <= most else {
+            throw ValidationError(field: field, rule: .tooLong,
+                                  detail: "the \(field) has \(bytes) UTF-8 bytes, at most \(most) are allowed (\(Limits.bytesPerCharacter) per character of its limit of \(limit) characters)")
         }
     }
 

@@ -48,7 +48,8 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
 }
 
 /// A record of this device that the server refused (400 `invalid_record` or `malformed_record`,
-/// 403 `forbidden_reader`, 409 `origin_taken` or `event_id_taken`): kept aside by
+/// 403 `forbidden_reader`, 409 `origin_taken` or `event_id_taken`, 413 for its size: the client's
+/// `event_too_large`): kept aside by
 /// ``SyncClient/push(retryingRefused:)``, which pushes everything else and is not stopped by it.
 ///
 /// `Sendable`: values.
@@ -79,6 +80,11 @@ public struct RefusedRecord: Hashable, Sendable, Codable, CustomStringConvertibl
     /// "event E (replica R, sequence S): status code (field): message".
     public var description: String {
         "event \(eventID) (replica \(replica), sequence \(sequence)): \(status) \(code)\(field.map { " (\($0))" } ?? ""): \(message)"
+    }
+
+    /// An entry for a record refused for its size (`error`: status 413, `event_too_large`).
+    init(origin: EventOrigin, eventID: EventID, _ error: SyncError) {
+        self.init(eventID: eventID, origin: origin, status: error.status, code: error.code, field: error.field, message: error.message)
     }
 
     /// The server's error codes that refuse a record (not the request): the record is set aside.
@@ -154,6 +160,10 @@ public final class SyncClient: Sendable {
     public let pullPage: Int
     /// Attempts per request before a retryable failure is thrown.
     public let maxAttempts: Int
+    /// Pull pages per sync (1,000 by default: 500,000 events at 500 a page): a server that keeps
+    /// answering `"more": true` stops the pull there (``SyncError`` `pull_page_limit`); what was
+    /// merged is kept, and the next sync continues from the saved cursor.
+    public let maxPullPages: Int
     let session: URLSession
     /// The requests sent so far (``SyncReport/requests``).
     let sent = RequestCounter()
@@ -165,20 +175,21 @@ public final class SyncClient: Sendable {
     ///
     /// - Throws: ``SyncError`` (status 0, "token") when the token is not `<reader UUID>.<secret>`;
     ///   (status 0, "configuration") for a `pushBatch` or `pullPage` outside 1 ... 1000, a
-    ///   `maxPushBytes` below 1024 or `maxAttempts` below 1.
+    ///   `maxPushBytes` below 1024, `maxAttempts` or `maxPullPages` below 1.
     public init(store: ReadingStore, server: URL, token: String, pushBatch: Int = 500, pullPage: Int = 500,
                 maxPushBytes: Int = SyncClient.defaultMaxPushBytes,
-                maxAttempts: Int = 6, session: URLSession = URLSession(configuration: .ephemeral)) throws {
+                maxAttempts: Int = 6, maxPullPages: Int = 1_000,
+                session: URLSession = URLSession(configuration: .ephemeral)) throws {
         guard let dot = token.firstIndex(of: "."), let reader = ReaderID(uuidString: String(token[..<dot])) else {
             throw SyncError(status: 0, code: "token", field: "token", message: "a token is <reader UUID>.<secret>, as registration returns it")
         }
-        guard (1...1_000).contains(pushBatch), (1...1_000).contains(pullPage), maxPushBytes >= 1024, maxAttempts >= 1 else {
+        guard (1...1_000).contains(pushBatch), (1...1_000).contains(pullPage), maxPushBytes >= 1024, maxAttempts >= 1, maxPullPages >= 1 else {
             throw SyncError(status: 0, code: "configuration",
-                            message: "pushBatch and pullPage are 1 ... 1000, maxPushBytes at least 1024, maxAttempts at least 1")
+                            message: "pushBatch and pullPage are 1 ... 1000, maxPushBytes at least 1024, maxAttempts and maxPullPages at least 1")
         }
         self.store = store; self.server = server; self.token = token; self.reader = reader
         self.pushBatch = pushBatch; self.pullPage = pullPage; self.maxPushBytes = maxPushBytes
-        self.maxAttempts = maxAttempts; self.session = session
+        self.maxAttempts = maxAttempts; self.maxPullPages = maxPullPages; self.session = session
     }
 
     // MARK: Registration
@@ -229,8 +240,8 @@ public final class SyncClient: Sendable {
         let changes = try store.changes(since: acknowledged, after: nil, limit: pushBatch)
         let mine = changes.filter { $0.reader == reader }
         guard changes.count < pushBatch, !mine.isEmpty else { return nil }
-        let requests = try Self.requests(mine.map(Self.pushRecord), maxBytes: maxPushBytes)
-        guard requests.count == 1 else { return nil }
+        let (requests, tooLarge) = Self.requests(mine.map(Self.pushRecord), maxBytes: maxPushBytes)
+        guard requests.count == 1, tooLarge.isEmpty else { return nil }
         let data: Data
         do {
             data = try await send("POST", "/v1/events?pull=1&" + pullQuery(), body: Self.pushBody(requests[0]))
@@ -256,15 +267,19 @@ public final class SyncClient: Sendable {
     /// refused, and other readers' events (partners'), which this client never pushes, so that a
     /// later sync reads none of them again.
     ///
-    /// - Throws: ``SyncError`` with code `event_too_large` (status 413) naming the event when one
-    ///   event's request alone is larger than ``maxPushBytes`` or than the server takes.
+    /// An event whose request alone is larger than ``maxPushBytes`` or than the server takes
+    /// (413) is refused like the others: kept aside with status 413 and code `event_too_large`
+    /// (a record an older build took; this build's byte limits keep every valid record within
+    /// one push).
     public func push(retryingRefused: Bool = false) async throws -> (stored: Int, duplicates: Int, refused: [RefusedRecord]) {
         var acknowledged = try loadVector("pushed")
         var total = (stored: 0, duplicates: 0, refused: [RefusedRecord]())
         var aside = try refusedRecords()
         if retryingRefused, !aside.isEmpty {
             let again = try aside.compactMap { try heldCopy($0) }.filter { $0.reader == reader }
-            for request in try Self.requests(again.map(Self.pushRecord), maxBytes: maxPushBytes) {
+            let (requests, tooLarge) = Self.requests(again.map(Self.pushRecord), maxBytes: maxPushBytes)
+            total.refused += tooLarge
+            for request in requests {
                 let result = try await pushSplitting(request)
                 total.stored += result.stored; total.duplicates += result.duplicates; total.refused += result.refused
             }
@@ -276,8 +291,9 @@ public final class SyncClient: Sendable {
             let page = try store.changes(since: acknowledged, after: after, limit: pushBatch)
             guard let last = page.last else { break }
             let mine = page.filter { $0.reader == reader }
-            var refusedNow: [RefusedRecord] = []
-            for request in try Self.requests(mine.map(Self.pushRecord), maxBytes: maxPushBytes) {
+            let (requests, tooLarge) = Self.requests(mine.map(Self.pushRecord), maxBytes: maxPushBytes)
+            var refusedNow = tooLarge
+            for request in requests {
                 let result = try await pushSplitting(request)
                 total.stored += result.stored; total.duplicates += result.duplicates; refusedNow += result.refused
             }
@@ -350,15 +366,19 @@ public final class SyncClient: Sendable {
         13 + records.reduce(0) { $0 + $1.record.utf8.count + 13 } + max(records.count - 1, 0)
     }
 
-    /// `records` cut, in order, into requests whose bodies keep within `maxBytes`.
-    static func requests(_ records: PushRecords, maxBytes: Int) throws -> [PushRecords] {
+    /// `records` cut, in order, into requests whose bodies keep within `maxBytes`, and the
+    /// records whose request alone would not (set aside by the caller as refused for their size).
+    static func requests(_ records: PushRecords, maxBytes: Int) -> (requests: [PushRecords], tooLarge: [RefusedRecord]) {
         var result: [PushRecords] = []
+        var tooLarge: [RefusedRecord] = []
         var current: PushRecords = []
         var size = 0
         for item in records {
             let single = pushBodySize([item])
             guard single <= maxBytes else {
-                throw tooLarge(item.eventID, "needs a push request of \(single) bytes; the limit is \(maxBytes) bytes")
+                let error = Self.tooLarge(item.eventID, "needs a push request of \(single) bytes; the limit is \(maxBytes) bytes")
+                if let origin = item.origin { tooLarge.append(RefusedRecord(origin: origin, eventID: item.eventID, error)) }
+                continue
             }
             if !current.isEmpty, size + single - 13 + 1 > maxBytes {
                 result.append(current)
@@ -368,7 +388,7 @@ public final class SyncClient: Sendable {
             current.append(item)
         }
         if !current.isEmpty { result.append(current) }
-        return result
+        return (result, tooLarge)
     }
 
     /// The error for one event that cannot be pushed for its size.
@@ -378,7 +398,7 @@ public final class SyncClient: Sendable {
 
     /// Sends one push request; a 413 answer (the body is over the server's limit) or a refused
     /// record (``RefusedRecord``) splits it in two halves, each sent the same way, down to one
-    /// event: a refused event alone is returned as refused, an event too large alone is thrown.
+    /// event: a refused event alone, or one too large alone, is returned as refused.
     func pushSplitting(_ records: PushRecords) async throws -> (stored: Int, duplicates: Int, refused: [RefusedRecord]) {
         do {
             let data = try await send("POST", "/v1/events", body: Self.pushBody(records))
@@ -387,11 +407,13 @@ public final class SyncClient: Sendable {
         } catch let error as SyncError where error.status == 413 || RefusedRecord.codes.contains(error.code) {
             guard records.count > 1 else {
                 let record = records[0]
-                guard error.status != 413 else {
-                    throw Self.tooLarge(record.eventID, "alone makes a push request of \(Self.pushBodySize(records)) bytes, "
-                                        + "which the server refuses as too large (\(error.message))")
-                }
                 guard let origin = record.origin else { throw error }
+                guard error.status != 413 else {
+                    // Set aside like any refused record: it never stops the push of the others.
+                    let tooLarge = Self.tooLarge(record.eventID, "alone makes a push request of \(Self.pushBodySize(records)) bytes, "
+                                                 + "which the server refuses as too large (\(error.message))")
+                    return (0, 0, [RefusedRecord(origin: origin, eventID: record.eventID, tooLarge)])
+                }
                 return (0, 0, [RefusedRecord(eventID: record.eventID, origin: origin, status: error.status, code: error.code, field: error.field, message: error.message)])
             }
             let half = records.count / 2
@@ -416,12 +438,19 @@ public final class SyncClient: Sendable {
     }
 
     /// ``pull()``, its first page already answered (by a push with `pull=1`) when `first` is given.
+    ///
+    /// The loop is bounded: a page that says `"more": true` must bring events and a new cursor
+    /// (the server's pages always do), else the pull stops (``SyncError`` `pull_no_progress`);
+    /// and at most ``maxPullPages`` pages are pulled per sync (`pull_page_limit`). Either way what
+    /// was merged and the cursor are kept.
     func pull(startingWith first: PullPage?) async throws -> MergeResult {
         var total = MergeResult()
         var first = first
         // Only this reader's and its partners' events merge; a record of any other reader (a
         // reader never paired) is kept in the quarantine.
         let readers = Set([reader] + (try await partners()))
+        var pages = 0
+        var cursor = try store.transportState(stateKey("cursor")).map { String(decoding: $0, as: UTF8.self) }
         while true {
             let page: PullPage
             if let given = first {
@@ -443,6 +472,18 @@ public final class SyncClient: Sendable {
             total = total + (try store.merge(envelopes, readers: readers))
             try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))
             if !page.more { return total }
+            pages += 1
+            guard !page.events.isEmpty, page.next != cursor else {
+                throw SyncError(status: 200, code: "pull_no_progress", field: "more",
+                                message: "the server answered \"more\": true with \(page.events.isEmpty ? "no events" : "the cursor it was asked from") "
+                                    + "(page \(pages) of this sync); the pull stopped, keeping what it merged (\(total.appended) new events)")
+            }
+            guard pages < maxPullPages else {
+                throw SyncError(status: 200, code: "pull_page_limit", field: "more",
+                                message: "pulled \(pages) pages (\(total.received) events, \(total.appended) new) in this sync, the most one sync pulls, "
+                                    + "and the server still answers \"more\": true; what was merged is kept: sync again to continue")
+            }
+            cursor = page.next
         }
     }
 

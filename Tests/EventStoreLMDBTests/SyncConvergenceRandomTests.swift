@@ -8,7 +8,7 @@ import TestSupport
 /// Issue 22's randomized convergence test, store to store: three devices of one reader and a
 /// partner's device write, import the same exports on several devices, restore a backup and copy a
 /// store (each continues as a new device), receive injected records a merge must refuse, and sync
-/// in random orders. After a final exchange every device holds exactly every acknowledged event,
+/// in random orders, and receive records with far stamps or oversized texts (issue 36). After a final exchange every device holds exactly every acknowledged event,
 /// the same views as each other and as a reference fold of the union, and its quarantine lists
 /// exactly the records injected into it.
 ///
@@ -52,6 +52,35 @@ import TestSupport
             try row(3, 2, .pagesRead(PagesRead(book: book, position: 95))),
             try row(4, 3, .ratingSet(RatingSet(book: book, rating: try Rating(stars: 4)))),
         ]
+    }
+
+    /// Issue 36: a record made from one `device` could send, under a made-up replica, with a
+    /// stamp far from its `recordedAt` (just before 2200-01-01, or at 1 microsecond) or with a
+    /// memo of 10 characters and 60 KB (over its byte limit): an import of it into `target` is
+    /// refused whole and a merge keeps it in the quarantine; nothing is written. Returns its event
+    /// ID (`nil` when the device holds nothing yet).
+    static func injectFarStampOrOversizedText(from device: Device, into target: Device, pick: (Int) -> Int,
+                                              seed: UInt64) throws -> EventID? {
+        let held = try device.store.changes(since: VersionVector(), limit: 50)
+        guard !held.isEmpty else { return nil }
+        var bad = held[pick(held.count)]
+        let fake = ReplicaID()
+        bad.eventID = EventID()
+        switch pick(3) {
+        case 0: bad.origin = EventOrigin(stamp: 7_258_118_400_000_000 - 1, replica: fake, sequence: 1)
+        case 1: bad.origin = EventOrigin(stamp: 1, replica: fake, sequence: 1)
+        default:
+            let heavy = String(repeating: "e" + String(repeating: "\u{0301}", count: 3_000), count: 10)
+            bad = EventEnvelope(reader: bad.reader, occurredAt: bad.occurredAt, timeZone: bad.timeZone, recordedAt: bad.recordedAt,
+                                event: .memoWritten(MemoWritten(memo: MemoID(), book: BookID(), text: heavy, page: nil)),
+                                origin: EventOrigin(stamp: UInt64(bad.recordedAt.microseconds), replica: fake, sequence: 1))
+        }
+        let before = try target.store.lastPosition()
+        #expect(throws: MergeRejection.self, "seed \(seed): an import of \(bad.origin!)") { try target.store.importHistory([bad]) }
+        let result = try target.store.merge([bad])
+        #expect(result.quarantined == 1 && result.appended == 0, "seed \(seed): \(result)")
+        #expect(try target.store.lastPosition() == before)
+        return bad.eventID
     }
 
     @Test(arguments: seeds)
@@ -170,6 +199,14 @@ import TestSupport
                     // A forged copy of held facts (same IDs and facts, a made-up replica, tiny stamps).
                     try Self.forgeCopies(of: device, into: devices[pick(devices.count)], count: pick(8) + 1, seed: seed)
                     injections += 1
+                case 71..<74:
+                    // Issue 36: a record with a far stamp or an oversized text, refused by an import
+                    // and quarantined by a merge; nothing else stops.
+                    let target = devices[pick(devices.count)]
+                    if let injected = try Self.injectFarStampOrOversizedText(from: device, into: target, pick: pick, seed: seed) {
+                        target.injected.insert(injected)
+                        injections += 1
+                    }
                 default:
                     // One delivery between two devices, in a random direction.
                     let other = devices[pick(devices.count)]

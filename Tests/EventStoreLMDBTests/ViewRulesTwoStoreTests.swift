@@ -52,11 +52,18 @@ struct ViewRulesTwoStoreTests {
                          "2025-05-25T21:45:00+09:00"),
                 envelope(.sessionStarted(SessionStarted(session: session, book: timed)), "2025-05-25T21:00:00+09:00"),
             ]
-            // Stamped by one peer replica in the order given, so canonical order is that order.
+            // Stamped by one peer replica in the order given, so canonical order is that order: its
+            // hybrid clock (the later of the event's recordedAt and the last stamp + 1, with
+            // recordedAt raised to a day before the stamp when the clock ran further ahead, as a
+            // store stamps; issue 36).
             let peer = ReplicaID()
+            var clock: UInt64 = 0
             let exported = history.enumerated().map { index, envelope in
                 var copy = envelope
-                copy.origin = EventOrigin(stamp: UInt64(index + 1), replica: peer, sequence: UInt64(index + 1))
+                let next = EventOrigin.nextStamp(after: clock, recordedAt: envelope.recordedAt)!
+                clock = next.stamp
+                copy.recordedAt = next.recordedAt
+                copy.origin = EventOrigin(stamp: clock, replica: peer, sequence: UInt64(index + 1))
                 return copy
             }
             #expect(try store.appendRecorded(exported) == history.count)

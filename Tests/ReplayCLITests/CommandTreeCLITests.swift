@@ -90,6 +90,9 @@ struct CommandTreeCLITests {
         (["partner", "list", "--server", "127.0.0.1:8080"], "'--server <url>'", "not an http(s) URL"),
         (["audit", "--type", "PageRead"], "'--type <type>'", "not an event type; types are "),
         (["export", "--since-vector", "x:1"], "'--since-vector <replica:sequence,...>'", "[rule: malformed]"),
+        // Issue 36: the largest UInt64 made `export` trap on an overflow ("restore a backup").
+        (["export", "--since-vector", "A0000000-0000-4000-8000-000000000001:18446744073709551615"],
+         "'--since-vector <replica:sequence,...>'", "[rule: outOfRange]"),
     ])
     func badValuesNameTheOptionAndTheRule(arguments: [String], option: String, rule: String) throws {
         let dir = try CLITempDirectory()

@@ -96,7 +96,9 @@ struct ProtocolTests {
         let replica = ReplicaID(UUID())
         let events = syntheticHistory(reader: reader, count: 30, seed: 17).enumerated().map { index, envelope in
             var copy = envelope
-            copy.origin = EventOrigin(stamp: 1_000_000 + UInt64(index) * 7, replica: replica, sequence: UInt64(index + 1))
+            // Stamps a few microseconds after each event's recordedAt (within a day of it, the rule).
+            copy.origin = EventOrigin(stamp: UInt64(envelope.recordedAt.microseconds) + UInt64(index) * 7, replica: replica,
+                                      sequence: UInt64(index + 1))
             return copy
         }
         let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: reader)

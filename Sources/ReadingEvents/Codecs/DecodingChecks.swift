@@ -68,12 +68,18 @@ enum DecodingChecks {
         do { return try Rating(quarters: Int(value)) } catch { throw EventDecodingError(error, under: "data.") }
     }
 
-    /// A text of 1 ... `limit` characters that is not only whitespace.
+    /// A text of 1 ... `limit` characters and at most ``Limits/utf8Bytes(forCharacters:)`` bytes
+    /// that is not only whitespace.
     @inline(__always)
     static func text(_ value: String, limit: Int, _ field: String) throws(EventDecodingError) -> String {
         // A character has at least one UTF-8 byte, so a short text needs no grapheme count.
         let utf8Count = value.utf8.count
         if utf8Count > limit {
+            // The byte limit first (``Limits/utf8Bytes(forCharacters:)``): no grapheme count of megabytes.
+            let most = Limits.utf8Bytes(forCharacters: limit)
+            guard utf8Count <= most else {
+                throw .invalid(field, .tooLong, "the text has \(utf8Count) UTF-8 bytes, at most \(most) are allowed (\(Limits.bytesPerCharacter) per character of its limit of \(limit) characters)")
+            }
             let characters = value.count
             guard characters <= limit else {
                 throw .invalid(field, .tooLong, "the text has \(characters) characters, at most \(limit) are allowed")
@@ -86,7 +92,8 @@ enum DecodingChecks {
         return value
     }
 
-    /// An optional text of at most `limit` characters (the limits of ``Limits``, as commands apply them).
+    /// An optional text of at most `limit` characters and ``Limits/utf8Bytes(forCharacters:)``
+    /// bytes (the limits of ``Limits``, as commands apply them).
     @inline(__always)
     static func limited(_ value: String?, limit: Int, _ field: String) throws(EventDecodingError) -> String? {
         guard let value, value.utf8.count > limit else { return value }

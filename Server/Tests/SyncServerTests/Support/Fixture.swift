@@ -50,15 +50,22 @@ func demoHistories(readers: Int, days: Int, seed: UInt64, stamped stamp: Bool = 
 }
 
 /// `events` (of one reader) as one replica made them: a replica ID seeded by `seed` and the
-/// reader, sequences 1, 2, 3, ... in the given order, increasing stamps.
+/// reader, sequences 1, 2, 3, ... in the given order, increasing stamps from the replica's hybrid
+/// clock (the later of the event's `recordedAt` and the last stamp + 1 ms; `recordedAt` raised
+/// to a day before the stamp when the clock ran further ahead, as a store does), so every stamp
+/// keeps `EventOrigin.checkStamp(recordedAt:)`.
 func stamped(_ events: [EventEnvelope], seed: UInt64) -> [EventEnvelope] {
     guard let reader = events.first?.reader.uuid else { return events }
     let readerBits = withUnsafeBytes(of: reader.uuid) { $0.load(as: UInt64.self) }
     var generator = SeededGenerator(seed: seed ^ readerBits)
     let replica = ReplicaID(seededUUID(&generator))
+    var clock: UInt64 = 0
     return events.enumerated().map { index, envelope in
         var copy = envelope
-        copy.origin = EventOrigin(stamp: 1_750_000_000_000_000 + UInt64(index) * 1_000, replica: replica, sequence: UInt64(index + 1))
+        let next = EventOrigin.nextStamp(after: clock + 999, recordedAt: envelope.recordedAt)!
+        clock = next.stamp
+        copy.recordedAt = next.recordedAt
+        copy.origin = EventOrigin(stamp: clock, replica: replica, sequence: UInt64(index + 1))
         return copy
     }
 }
