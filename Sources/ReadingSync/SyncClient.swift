@@ -154,6 +154,12 @@ public final class SyncClient: Sendable {
     public let pullPage: Int
     /// Attempts per request before a retryable failure is thrown.
     public let maxAttempts: Int
+    /// How often records the server refused with a conflict (409 `origin_taken`,
+    /// `event_id_taken`: a cause that can go away, such as another reader's events under this
+    /// device's replica that the server moved aside) are offered again by ``sync(retryingRefused:)``
+    /// (one hour by default; `.zero`: at every sync). Records refused as invalid (400, 403) are
+    /// offered again only when a sync is asked to (`retryingRefused`).
+    public let refusedRetryInterval: Duration
     let session: URLSession
     /// The requests sent so far (``SyncReport/requests``).
     let sent = RequestCounter()
@@ -168,7 +174,8 @@ public final class SyncClient: Sendable {
     ///   `maxPushBytes` below 1024 or `maxAttempts` below 1.
     public init(store: ReadingStore, server: URL, token: String, pushBatch: Int = 500, pullPage: Int = 500,
                 maxPushBytes: Int = SyncClient.defaultMaxPushBytes,
-                maxAttempts: Int = 6, session: URLSession = URLSession(configuration: .ephemeral)) throws {
+                maxAttempts: Int = 6, refusedRetryInterval: Duration = .seconds(3600),
+                session: URLSession = URLSession(configuration: .ephemeral)) throws {
         guard let dot = token.firstIndex(of: "."), let reader = ReaderID(uuidString: String(token[..<dot])) else {
             throw SyncError(status: 0, code: "token", field: "token", message: "a token is <reader UUID>.<secret>, as registration returns it")
         }
@@ -178,7 +185,7 @@ public final class SyncClient: Sendable {
         }
         self.store = store; self.server = server; self.token = token; self.reader = reader
         self.pushBatch = pushBatch; self.pullPage = pullPage; self.maxPushBytes = maxPushBytes
-        self.maxAttempts = maxAttempts; self.session = session
+        self.maxAttempts = maxAttempts; self.refusedRetryInterval = refusedRetryInterval; self.session = session
     }
 
     // MARK: Registration

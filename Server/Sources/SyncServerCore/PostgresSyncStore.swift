@@ -27,6 +27,12 @@ public struct PostgresSyncStore: SyncStore {
     /// settings of these readers changed).
     public static let channel = "reading_sync"
 
+    /// Tests only: `SYNC_TEST_PULL_PAUSE_MS` makes every pull pause this long between its read of
+    /// the share settings and its read of the events, so that a test can force a settings change
+    /// and a push in between (`PullSnapshotTests`). Unset in production.
+    static let testPullPause: Duration? = ProcessInfo.processInfo.environment["SYNC_TEST_PULL_PAUSE_MS"]
+        .flatMap { Int($0) }.map { .milliseconds($0) }
+
     /// Devices recently authenticated by this process (see ``TokenCache``).
     public let tokens = TokenCache()
 
@@ -296,6 +302,7 @@ public struct PostgresSyncStore: SyncStore {
             scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
                           share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
         }
+        if let pause = Self.testPullPause { try await Task.sleep(for: pause) }
         // One statement: for each source (the reader, then each partner still paired, with the
         // groups read above), at most `limit` events after its position, in its groups, minus what
         // a restarted partner already delivered; the first `limit` rows in (own first, partners by
