@@ -179,19 +179,28 @@ extension ReadingStore {
                 throw EventStoreError.corruptRecord(position: entry.position, reason: "sync.origins names it, but the log has no such position")
             }
             let envelope = try Self.envelope(of: record)
-            stamp = max(UInt64(max(0, envelope.recordedAt.microseconds)), stamp + 1)
+            // The re-issued copy is stamped like any new event of this replica (the stamp rule
+            // every receiver keeps): an event written long before the restore was noticed gets a
+            // `recordedAt` a day before its new stamp, or no receiver would take the copy.
+            guard let next = EventOrigin.nextStamp(after: stamp, recordedAt: envelope.recordedAt) else {
+                throw EventStoreError.invalidArgument(
+                    field: "origin.stamp",
+                    detail: "this store's clock (\(stamp)) has reached 2200-01-01, which no decoder accepts; the restore could not re-issue its events, nothing was changed")
+            }
+            stamp = next.stamp
             let origin = EventOrigin(stamp: stamp, replica: new, sequence: UInt64(index + 1))
             // The old origin's slot is freed; an alias entry of it keeps naming the record (the
             // mark of a record whose own origin was given up).
             _ = try txn.delete(sync.origins, (old, entry.sequence))
             try txn.put(sync.aliases, (old, entry.sequence), (entry.position, envelope.recordedAt))
             try txn.put(sync.origins, (new, origin.sequence), (entry.position, origin.stamp))
-            try txn.put(sync.aliases, (new, origin.sequence), (entry.position, envelope.recordedAt))
+            try txn.put(sync.aliases, (new, origin.sequence), (entry.position, next.recordedAt))
             if try txn.get(sync.placement, entry.position) == nil {
-                try txn.put(sync.placement, entry.position, (origin, envelope.recordedAt))
+                try txn.put(sync.placement, entry.position, (origin, next.recordedAt))
             }
             readers.insert(envelope.reader)
         }
+        if !owned.isEmpty { try txn.put(sync.clock, "clock", stamp) }
         // The old replica is now another replica: its head is the last sequence held (or
         // quarantined) without a gap.
         var head = kept

@@ -164,6 +164,12 @@ public final class SyncClient: Sendable {
     /// answering `"more": true` stops the pull there (``SyncError`` `pull_page_limit`); what was
     /// merged is kept, and the next sync continues from the saved cursor.
     public let maxPullPages: Int
+    /// How often records the server refused with a conflict (409 `origin_taken`,
+    /// `event_id_taken`: a cause that can go away, such as another reader's events under this
+    /// device's replica that the server moved aside) are offered again by ``sync(retryingRefused:)``
+    /// (one hour by default; `.zero`: at every sync). Records refused as invalid (400, 403) are
+    /// offered again only when a sync is asked to (`retryingRefused`).
+    public let refusedRetryInterval: Duration
     let session: URLSession
     /// The requests sent so far (``SyncReport/requests``).
     let sent = RequestCounter()
@@ -178,7 +184,7 @@ public final class SyncClient: Sendable {
     ///   `maxPushBytes` below 1024, `maxAttempts` or `maxPullPages` below 1.
     public init(store: ReadingStore, server: URL, token: String, pushBatch: Int = 500, pullPage: Int = 500,
                 maxPushBytes: Int = SyncClient.defaultMaxPushBytes,
-                maxAttempts: Int = 6, maxPullPages: Int = 1_000,
+                maxAttempts: Int = 6, maxPullPages: Int = 1_000, refusedRetryInterval: Duration = .seconds(3600),
                 session: URLSession = URLSession(configuration: .ephemeral)) throws {
         guard let dot = token.firstIndex(of: "."), let reader = ReaderID(uuidString: String(token[..<dot])) else {
             throw SyncError(status: 0, code: "token", field: "token", message: "a token is <reader UUID>.<secret>, as registration returns it")
@@ -189,7 +195,7 @@ public final class SyncClient: Sendable {
         }
         self.store = store; self.server = server; self.token = token; self.reader = reader
         self.pushBatch = pushBatch; self.pullPage = pullPage; self.maxPushBytes = maxPushBytes
-        self.maxAttempts = maxAttempts; self.maxPullPages = maxPullPages; self.session = session
+        self.maxAttempts = maxAttempts; self.maxPullPages = maxPullPages; self.refusedRetryInterval = refusedRetryInterval; self.session = session
     }
 
     // MARK: Registration
@@ -219,7 +225,7 @@ public final class SyncClient: Sendable {
     public func sync(retryingRefused: Bool = false) async throws -> SyncReport {
         let before = sent.count
         var report = SyncReport()
-        if !retryingRefused, let cycle = try await pushWithPull() {
+        if !retryingRefused, try !conflictRetryDue(), let cycle = try await pushWithPull() {
             (report.pushed, report.pushedDuplicates) = (cycle.stored, cycle.duplicates)
             report.pulled = try await pull(startingWith: cycle.page)
         } else {
@@ -262,7 +268,7 @@ public final class SyncClient: Sendable {
     /// splits a request in two and sends each half. A refusal of a record (see
     /// ``RefusedRecord``) splits the request the same way down to the refused records, which are
     /// kept aside (in the store's transport state, listed by ``refusedRecords()``, not sent again
-    /// unless `retryingRefused`); the rest is pushed. The acknowledged vector moves over every
+    /// unless `retryingRefused`, or, for a conflict, every ``refusedRetryInterval``); the rest is pushed. The acknowledged vector moves over every
     /// event of a page once the page is sent: this reader's events the server now holds or
     /// refused, and other readers' events (partners'), which this client never pushes, so that a
     /// later sync reads none of them again.
@@ -275,16 +281,23 @@ public final class SyncClient: Sendable {
         var acknowledged = try loadVector("pushed")
         var total = (stored: 0, duplicates: 0, refused: [RefusedRecord]())
         var aside = try refusedRecords()
-        if retryingRefused, !aside.isEmpty {
-            let again = try aside.compactMap { try heldCopy($0) }.filter { $0.reader == reader }
+        // Records refused for a conflict (409) are offered again every `refusedRetryInterval`
+        // (the cause may be gone: the server moved another reader's events aside); every
+        // refused record when the caller asks. Those refused again stay aside.
+        let conflictsDue = try conflictRetryDue()
+        if retryingRefused || conflictsDue, !aside.isEmpty {
+            let offered = aside.filter { retryingRefused || $0.status == 409 }
+            let kept = aside.filter { !(retryingRefused || $0.status == 409) }
+            let again = try offered.compactMap { try heldCopy($0) }.filter { $0.reader == reader }
             let (requests, tooLarge) = Self.requests(again.map(Self.pushRecord), maxBytes: maxPushBytes)
             total.refused += tooLarge
             for request in requests {
                 let result = try await pushSplitting(request)
                 total.stored += result.stored; total.duplicates += result.duplicates; total.refused += result.refused
             }
-            aside = total.refused
+            aside = kept + total.refused
             try saveRefused(aside)
+            try saveConflictRetry(Date())
         }
         var after: EventOrigin?
         while true {
@@ -303,6 +316,8 @@ public final class SyncClient: Sendable {
                 total.refused += refusedNow
                 aside = aside.filter { old in !refusedNow.contains { $0.replica == old.replica && $0.sequence == old.sequence } } + refusedNow
                 try saveRefused(aside)
+                // The conflicts' retry clock starts at their first refusal.
+                if try store.transportState(stateKey("refused-retried")) == nil { try saveConflictRetry(Date()) }
             }
             let moved = Self.advance(acknowledged, over: page)
             if moved != acknowledged {
@@ -315,8 +330,9 @@ public final class SyncClient: Sendable {
     }
 
     /// The records of this device the server refused and that are kept aside (newest last, at
-    /// most ``maxRefusedListed``): each was pushed once and is not sent again unless a sync is
-    /// asked to retry them. The events stay in the store and in its views.
+    /// most ``maxRefusedListed``): those refused with a conflict (409) are offered again every
+    /// ``refusedRetryInterval``; the others are not sent again unless a sync is asked to retry
+    /// them. The events stay in the store and in its views.
     public func refusedRecords() throws -> [RefusedRecord] {
         guard let bytes = try store.transportState(stateKey("refused")) else { return [] }
         return (try? JSONDecoder().decode([RefusedRecord].self, from: Data(bytes))) ?? []
@@ -325,6 +341,20 @@ public final class SyncClient: Sendable {
     /// How many refused records the store's transport state keeps listed (the oldest are dropped
     /// from the list beyond it; their events stay in the store).
     public static let maxRefusedListed = 100
+
+    /// Whether records refused for a conflict (409) are kept aside and were last offered (or
+    /// first refused) at least ``refusedRetryInterval`` ago.
+    func conflictRetryDue() throws -> Bool {
+        guard try refusedRecords().contains(where: { $0.status == 409 }) else { return false }
+        guard let bytes = try store.transportState(stateKey("refused-retried")),
+              let last = Double(String(decoding: bytes, as: UTF8.self)) else { return true }
+        let (seconds, attoseconds) = refusedRetryInterval.components
+        return Date().timeIntervalSince1970 - last >= Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    func saveConflictRetry(_ date: Date) throws {
+        try store.setTransportState(stateKey("refused-retried"), Array(String(date.timeIntervalSince1970).utf8))
+    }
 
     func saveRefused(_ records: [RefusedRecord]) throws {
         var kept = Array(records.suffix(Self.maxRefusedListed))

@@ -57,6 +57,12 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
 
     static let notFound = APIError(.notFound, "not_found", "no such resource for this reader")
 
+    /// 409 `invite_limit`: the reader has `limit` live invites (neither used nor expired).
+    public static func inviteLimit(_ limit: Int) -> APIError {
+        APIError(.conflict, "invite_limit", field: "expiresInSeconds",
+                 "a reader has at most \(limit) invites that are neither used nor expired; wait for one to be used or to expire")
+    }
+
     /// 503 `unavailable`: the database cannot be reached now; the request may be sent again.
     static let unavailable = APIError(.serviceUnavailable, "unavailable", retryAfter: 1,
                                       "the database is unavailable; retry the request")

@@ -19,8 +19,8 @@ public struct ConnectionPolicy: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// Open connections at most. The server lowers it to its open-file limit less the database
     /// pool and a margin (``effectiveMaxConnections(poolSize:)``): past the cap, a new
-    /// connection evicts the oldest one that is waiting for a request (idle or half-sent), or is
-    /// closed when every connection is serving a request.
+    /// connection evicts the oldest one that waits on its client (idle, a header or a body still
+    /// arriving, an open event stream), or is closed when every connection is serving a request.
     public var maxConnections = 4096
 
     /// The defaults.
@@ -36,8 +36,9 @@ public struct ConnectionPolicy: Sendable {
     }
 }
 
-/// The open connections of one server: which are waiting for a request (idle or half-sent), and
-/// since when, so that a connection over the cap evicts the oldest waiting one.
+/// The open connections of one server: which wait on their client (idle, a header or a body
+/// still arriving, an event stream open), and since when, so that a connection over the cap
+/// evicts the oldest of them.
 ///
 /// `@unchecked Sendable`: every property is only touched under `lock`.
 final class ConnectionRegistry: @unchecked Sendable {
@@ -64,10 +65,12 @@ final class ConnectionRegistry: @unchecked Sendable {
         }
     }
 
-    /// The connection now waits for a request (`true`) or serves one (`false`).
+    /// The connection now waits on its client (`true`: evictable; its place in the eviction order
+    /// is kept when it was waiting already) or serves a request (`false`).
     func setWaiting(_ channel: any Channel, _ isWaiting: Bool) {
         lock.withLock {
             if isWaiting {
+                guard waiting[ObjectIdentifier(channel)] == nil else { return }
                 next += 1
                 waiting[ObjectIdentifier(channel)] = (channel, next)
             } else {
@@ -87,7 +90,9 @@ final class ConnectionRegistry: @unchecked Sendable {
 
 /// One connection's guard, after the HTTP decoder: admits it under the cap and cuts it when the
 /// header, the body or an idle spell lasts too long. While a request is served (the handler runs,
-/// an event stream is open) no timer runs. A request the decoder cannot parse (bad bytes, a
+/// an event stream is open) no timer runs. A connection is evictable (``ConnectionRegistry``)
+/// while it waits on its client: until its request's body has arrived, while idle, and while it
+/// carries an event stream (whose client reconnects); only a request being answered is not. A request the decoder cannot parse (bad bytes, a
 /// header over 80 KiB) gets Hummingbird's 400 with the JSON error body instead of an empty one.
 ///
 /// Not `Sendable`: a channel handler, used on its channel's event loop only.
@@ -127,11 +132,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            registry.setWaiting(context.channel, false)
+            // Still waiting on the client until the body has arrived (evictable: a slow body
+            // cannot hold the connection against everyone else).
+            registry.setWaiting(context.channel, true)
             arm(context, policy.bodyTimeout)
         case .body:
             break
         case .end:
+            registry.setWaiting(context.channel, false)
             timer?.cancel()
             timer = nil
         }
@@ -155,6 +163,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(body)), promise: promise)
             return
+        case .head(let head) where head.headerFields[.contentType] == "text/event-stream":
+            // An event stream waits on nothing but notices: evictable (its client reconnects).
+            registry.setWaiting(context.channel, true)
         case .end:
             registry.setWaiting(context.channel, true)
             arm(context, policy.idleTimeout)

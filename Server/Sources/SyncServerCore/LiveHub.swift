@@ -14,27 +14,53 @@ public actor LiveHub {
         let reader: UUID
         /// The subscribed device: its streams end when it is revoked.
         let device: UUID
+        /// The client's address.
+        let address: String
+        /// The order of subscription (the oldest is ended first past a cap).
+        let order: UInt64
         /// Source reader → the groups it shares with this subscriber (nil: everything, own reader).
         var sources: [UUID: Set<String>?]
         let continuation: AsyncStream<String>.Continuation
     }
 
     private var subscribers: [UUID: Subscriber] = [:]
+    private var nextOrder: UInt64 = 0
     private let store: any SyncStore
+    private let limits: StreamLimits
 
-    /// Creates a hub reading partner sources from `store`.
-    public init(store: any SyncStore) { self.store = store }
+    /// Creates a hub reading partner sources from `store`, with at most `limits` open streams per
+    /// device, reader and client address.
+    public init(store: any SyncStore, limits: StreamLimits = StreamLimits()) {
+        self.store = store
+        self.limits = limits
+    }
 
-    /// Subscribes `device` of `reader`; the stream yields server-sent-event frames and ends when
-    /// the server shuts down or the device is revoked. Call ``unsubscribe(_:)`` with the returned
-    /// ID when the client leaves.
-    public func subscribe(reader: UUID, device: UUID) async throws -> (UUID, AsyncStream<String>) {
+    /// Subscribes `device` of `reader` (from `address`); the stream yields server-sent-event
+    /// frames and ends when the server shuts down, the device is revoked, or newer streams of the
+    /// same device, reader or address pass their cap (``StreamLimits``: the oldest ends, and its
+    /// client reconnects). Call ``unsubscribe(_:)`` with the returned ID when the client leaves.
+    public func subscribe(reader: UUID, device: UUID, address: String = "unknown") async throws -> (UUID, AsyncStream<String>) {
         let sources = try await sourceMap(reader)
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        subscribers[id] = Subscriber(reader: reader, device: device, sources: sources, continuation: continuation)
+        nextOrder += 1
+        subscribers[id] = Subscriber(reader: reader, device: device, address: address, order: nextOrder, sources: sources,
+                                     continuation: continuation)
         continuation.yield("event: ready\ndata: {}\n\n")
+        endOldest(limits.perDevice) { $0.device == device }
+        endOldest(limits.perReader) { $0.reader == reader }
+        endOldest(limits.perAddress) { $0.address == address }
         return (id, stream)
+    }
+
+    /// Ends the oldest streams that match while more than `limit` match.
+    private func endOldest(_ limit: Int, where matches: (Subscriber) -> Bool) {
+        let matching = subscribers.filter { matches($0.value) }.sorted { $0.value.order < $1.value.order }
+        guard matching.count > limit else { return }
+        for (id, subscriber) in matching.prefix(matching.count - limit) {
+            subscribers.removeValue(forKey: id)
+            subscriber.continuation.finish()
+        }
     }
 
     /// Removes a subscriber.
@@ -181,4 +207,21 @@ public struct LiveListener: Service {
             try? await Task.sleep(for: .milliseconds(250))
         }
     }
+}
+
+/// Open event streams at most per device, per reader and per client address in one server
+/// process; past a cap the oldest stream of that device, reader or address ends (its client
+/// reconnects), so that one token cannot hold every connection.
+///
+/// `Sendable`: a value type of integers.
+public struct StreamLimits: Sendable {
+    /// Streams of one device (`--max-streams-per-device`).
+    public var perDevice = 4
+    /// Streams of one reader, all devices together (`--max-streams-per-reader`).
+    public var perReader = 32
+    /// Streams from one client address (`--max-streams-per-address`; many readers may share one
+    /// address behind a NAT).
+    public var perAddress = 1024
+    /// The defaults.
+    public init() {}
 }

@@ -175,6 +175,39 @@ public enum Migrations {
             "CREATE UNIQUE INDEX events_reader_event ON events (reader_id, event_id) WHERE NOT alias",
             "CREATE INDEX events_reader_event_copies ON events (reader_id, event_id)",
         ]),
+        Migration(version: 5, name: "a replica belongs to the reader that first used it", statements: [
+            // Origins belong to the reader whose device issued them: the push claims a new
+            // replica for the pusher and refuses another reader's (issue 39: a partner pushed its
+            // own events under the victim's next sequences, and the victim's were refused).
+            """
+            CREATE TABLE replica_owners (
+                replica    uuid PRIMARY KEY,
+                reader_id  uuid NOT NULL REFERENCES readers (reader_id),
+                claimed_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            // The owner of each replica already stored: the reader of its earliest row.
+            """
+            INSERT INTO replica_owners (replica, reader_id, claimed_at)
+            SELECT DISTINCT ON (replica) replica, reader_id, received_at FROM events
+            WHERE replica IS NOT NULL ORDER BY replica, received_at, arrival
+            """,
+            // Rows of another reader under an owned replica (what a partner pushed under the
+            // victim's replica before this migration) are moved aside, so that they never reach
+            // the owner's devices, which would refuse them.
+            "ALTER TABLE refused_events ADD COLUMN IF NOT EXISTS alias boolean, ADD COLUMN IF NOT EXISTS fact bytea",
+            """
+            WITH moved AS (
+                DELETE FROM events e USING replica_owners o WHERE e.replica = o.replica AND e.reader_id <> o.reader_id
+                RETURNING e.*
+            )
+            INSERT INTO refused_events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group,
+                                        record, received_at, alias, fact, refused_at, reason)
+            SELECT reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group,
+                   record, received_at, alias, fact, now(), 'its replica belongs to another reader (migration 5)' FROM moved
+            """,
+        ], report: ("SELECT count(*) FROM refused_events WHERE reason LIKE '%(migration 5)'",
+                    "events of another reader's replica aside into refused_events")),
     ]
 
     /// Applies the migrations not yet recorded in `schema_migrations`, each in the same

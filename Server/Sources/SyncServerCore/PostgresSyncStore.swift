@@ -27,53 +27,145 @@ public struct PostgresSyncStore: SyncStore {
     /// settings of these readers changed).
     public static let channel = "reading_sync"
 
+    /// Tests only: `SYNC_TEST_PULL_PAUSE_MS` makes every pull pause this long between its read of
+    /// the share settings and its read of the events, so that a test can force a settings change
+    /// and a push in between (`PullSnapshotTests`). Unset in production.
+    static let testPullPause: Duration? = ProcessInfo.processInfo.environment["SYNC_TEST_PULL_PAUSE_MS"]
+        .flatMap { Int($0) }.map { .milliseconds($0) }
+
     /// Devices recently authenticated by this process (see ``TokenCache``).
     public let tokens = TokenCache()
 
     /// How long a request waits for a pooled connection before it is answered 503.
     public let acquireTimeout: Duration
+    /// How long a request's database work may take once it has its connection before it is
+    /// answered 503 (a frozen database or a dead connection: nothing waits for good).
+    public let statementTimeout: Duration
+    /// Pulls go to the primary while the replica is down (for ``replicaRetry`` after a failure)
+    /// or replays more than this behind.
+    public let maxReplicaLag: Duration
+    /// See ``maxReplicaLag``.
+    public let replicaRetry: Duration = .seconds(5)
+    /// What this process knows of the replica (see ``withReadConnection(_:)``).
+    let replicaState = ReplicaState()
 
     /// Creates a store over a running client.
-    public init(client: PostgresClient, reads: PostgresClient? = nil, logger: Logger, acquireTimeout: Duration = .seconds(2)) {
+    public init(client: PostgresClient, reads: PostgresClient? = nil, logger: Logger, acquireTimeout: Duration = .seconds(2),
+                statementTimeout: Duration = .seconds(10), maxReplicaLag: Duration = .seconds(30)) {
         self.client = client
         self.reads = reads ?? client
+        self.hasReplica = reads != nil
         self.logger = logger
         self.acquireTimeout = acquireTimeout
+        self.statementTimeout = statementTimeout
+        self.maxReplicaLag = maxReplicaLag
     }
 
-    /// Runs `body` on a pooled connection. Waits at most ``acquireTimeout`` for the connection,
-    /// then throws 503 `unavailable` (the pool waits for a database that is down or restarting
-    /// for as long as it takes); once it has the connection, `body` takes the time it needs.
+    /// Whether pulls read from a replica.
+    let hasReplica: Bool
+
+    /// Runs `body` on a pooled connection (of ``reads`` when `reading`; pulls use
+    /// ``withReadConnection(_:)``). Waits at most ``acquireTimeout`` for the connection, then
+    /// throws 503 `unavailable` (the pool waits for a database that is down or restarting for as
+    /// long as it takes); once it has the connection, `body` has ``statementTimeout`` more, then
+    /// 503 too: the work goes on in the background (it is cancelled) and ends with its connection.
     func withConnection<R: Sendable>(reading: Bool = false,
                                      _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
-        let client = reading ? reads : client
+        try await withConnection(on: reading ? reads : client, body)
+    }
+
+    func withConnection<R: Sendable>(on client: PostgresClient,
+                                     _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
         let acquired = AcquiredFlag()
-        return try await withThrowingTaskGroup(of: AcquireOutcome<R>.self) { group in
-            group.addTask {
-                .done(try await client.withConnection { connection in
-                    acquired.set()
-                    return try await body(connection)
-                })
-            }
-            group.addTask {
-                try await Task.sleep(for: acquireTimeout)
-                return .timerEnded
-            }
-            while let outcome = try await group.next() {
-                switch outcome {
-                case .done(let value):
-                    group.cancelAll()
-                    return value
-                case .timerEnded:
-                    if !acquired.isSet {
-                        group.cancelAll()
-                        logger.error("no database connection within \(acquireTimeout): answering 503")
-                        throw APIError.unavailable
+        let outcome = Outcome<R>()
+        let (acquireTimeout, statementTimeout, logger) = (acquireTimeout, statementTimeout, logger)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
+                // Unstructured: a query on a frozen database does not end when cancelled, and a
+                // task group would wait for it.
+                let work = Task {
+                    do {
+                        let value = try await client.withConnection { connection in
+                            acquired.set()
+                            return try await body(connection)
+                        }
+                        outcome.finish(.success(value))
+                    } catch {
+                        outcome.finish(.failure(error))
                     }
                 }
+                let timer = Task {
+                    try await Task.sleep(for: acquireTimeout)
+                    if !acquired.isSet {
+                        if outcome.finish(.failure(APIError.unavailable)) {
+                            logger.error("no database connection within \(acquireTimeout): answering 503")
+                            work.cancel()
+                        }
+                        return
+                    }
+                    try await Task.sleep(for: statementTimeout)
+                    if outcome.finish(.failure(APIError.unavailable)) {
+                        logger.error("the database did not answer within \(statementTimeout): answering 503")
+                        work.cancel()
+                    }
+                }
+                outcome.start(continuation, work: work, timer: timer)
             }
-            throw APIError.unavailable
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
         }
+    }
+
+    /// Runs a read (a pull) on the replica when one is configured and usable, else on the primary:
+    /// a replica that fails (down, restarting, unreachable) is left for ``replicaRetry`` and the
+    /// read runs again on the primary; a replica more than ``maxReplicaLag`` behind (probed at most
+    /// once a second) is left until it catches up.
+    func withReadConnection<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        guard hasReplica else { return try await withConnection(on: client, body) }
+        if replicaState.probeDue() {
+            let lag = try? await replicaLag()
+            replicaState.probed(lag: lag, bound: maxReplicaLag, retry: replicaRetry)
+            if lag == nil { logger.warning("the read replica does not answer: pulls read from the primary") }
+            else if let lag, lag > maxReplicaLag { logger.warning("the read replica is \(lag) behind: pulls read from the primary") }
+        }
+        if replicaState.usable {
+            do {
+                return try await withConnection(on: reads, body)
+            } catch let error as APIError where error.code != APIError.unavailable.code {
+                throw error
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                replicaState.failed(retry: replicaRetry)
+                logger.warning("the read replica failed (\(String(reflecting: error))): pulls read from the primary for \(replicaRetry)")
+            }
+        }
+        return try await withConnection(on: client, body)
+    }
+
+    /// How far the replica's replay is behind what it received (0 when it replayed everything).
+    func replicaLag() async throws -> Duration {
+        let seconds = try await withConnection(on: reads) { connection in
+            let rows = try await connection.query("""
+                SELECT CASE WHEN pg_last_wal_receive_lsn() IS NULL OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+                            ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END::float8
+                """, logger: logger).collect()
+            return try rows.first?.decode(Double.self) ?? 0
+        }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
+    /// `/health`: the primary (throws 503 when it does not answer) and, when configured, the
+    /// replica: `ok`, `lagging` (over ``maxReplicaLag`` behind) or `unavailable`.
+    public func health() async throws -> [String: String] {
+        try await ping()
+        var report = ["status": "ok", "primary": "ok"]
+        if hasReplica {
+            let lag = try? await replicaLag()
+            replicaState.probed(lag: lag, bound: maxReplicaLag, retry: replicaRetry)
+            report["replica"] = lag.map { $0 > maxReplicaLag ? "lagging" : "ok" } ?? "unavailable"
+        }
+        return report
     }
 
     /// Runs `query` on a pooled connection (see ``withConnection(reading:_:)``; of ``reads`` when
@@ -263,12 +355,16 @@ public struct PostgresSyncStore: SyncStore {
     /// The readers whose events `reader`'s devices receive: itself (everything) and its partners
     /// (only the groups each partner shares), partners sorted by ID.
     public func sources(of reader: UUID) async throws -> [(reader: UUID, groups: [String]?)] {
+        try await withReadConnection { connection in try await Self.sources(of: reader, on: connection, logger: logger) }
+    }
+
+    static func sources(of reader: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [(reader: UUID, groups: [String]?)] {
         var result: [(reader: UUID, groups: [String]?)] = [(reader, nil)]
-        let rows = try await rows("""
+        let rows = try await connection.query("""
             SELECT p.partner_id, s.groups FROM partnerships p
             LEFT JOIN share_settings s ON s.reader_id = p.partner_id
             WHERE p.reader_id = \(reader) ORDER BY p.partner_id
-            """, reading: true)
+            """, logger: logger).collect()
         for row in rows {
             let (partner, groups) = try row.decode((UUID, [String]?).self)
             result.append((partner, groups ?? ShareSettings().groups.map(\.rawValue)))
@@ -283,30 +379,48 @@ public struct PostgresSyncStore: SyncStore {
     /// arrival, skipping what the device already received (events up to the old position in
     /// groups shared both before and now), so the newly shared group's earlier events arrive
     /// once. A group no longer shared is simply not pulled any more.
+    ///
+    /// The share settings and the events are read in one snapshot (one `REPEATABLE READ READ
+    /// ONLY` transaction): a group turned off before an event was pushed never shares that event,
+    /// whatever commits between the two reads (issue 39; before, each read had its own snapshot
+    /// and a memo pushed after memos were turned off could reach the partner).
     public func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
-        var cursor = cursor
-        var scans: [(reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)] = []
-        for (source, groups) in try await sources(of: reader) {
-            let after = cursor.positions[source] ?? 0
-            guard let groups else {
-                scans.append((source, after, "*", 0, ""))
-                continue
+        let logger = logger
+        let (rows, read) = try await withReadConnection { connection in
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                var cursor = cursor
+                var scans: [(reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)] = []
+                for (source, groups) in try await Self.sources(of: reader, on: connection, logger: logger) {
+                    let after = cursor.positions[source] ?? 0
+                    guard let groups else {
+                        scans.append((source, after, "*", 0, ""))
+                        continue
+                    }
+                    let share = cursor.rescoped(source, to: Set(groups))
+                    scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
+                                  share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
+                }
+                if let pause = Self.testPullPause { try await Task.sleep(for: pause) }
+                // One statement: for each source (the reader, then each partner still paired, with
+                // the groups read above), at most `limit` events after its position, in its
+                // groups, minus what a restarted partner already delivered; the first `limit`
+                // rows in (own first, partners by ID, arrival) order make the page.
+                let statement = PullStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after),
+                                              groups: scans.map(\.groups), skipThrough: scans.map(\.skipThrough),
+                                              skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
+                var rows: [PullStatement.Row] = []
+                for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+                try await connection.query("COMMIT", logger: logger)
+                return (rows, cursor)
+            } catch {
+                // In a task of its own: a cancelled pull (its client left) still ends the
+                // transaction before the connection goes back to the pool.
+                await Task { _ = try? await connection.query("ROLLBACK", logger: logger) }.value
+                throw error
             }
-            let share = cursor.rescoped(source, to: Set(groups))
-            scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
-                          share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
         }
-        // One statement: for each source (the reader, then each partner still paired, with the
-        // groups read above), at most `limit` events after its position, in its groups, minus what
-        // a restarted partner already delivered; the first `limit` rows in (own first, partners by
-        // ID, arrival) order make the page.
-        let statement = PullStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after), groups: scans.map(\.groups),
-                                      skipThrough: scans.map(\.skipThrough), skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
-        let rows = try await withConnection(reading: true) { connection in
-            var rows: [PullStatement.Row] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
-        }
+        var cursor = read
         var events: [PulledEvent] = []
         var more = false
         for (source, arrival, id, record) in rows {
@@ -321,17 +435,25 @@ public struct PostgresSyncStore: SyncStore {
     // MARK: Partners
 
 
-    /// Creates a single-use invite of `reader` valid for `seconds`.
-    public func createInvite(reader: UUID, seconds: Int) async throws -> Invite {
+    /// Creates a single-use invite of `reader` valid for `seconds`; 409 `invite_limit` when the
+    /// reader has `liveLimit` invites neither used nor expired (counted under the reader's row
+    /// lock, so concurrent requests cannot pass it).
+    public func createInvite(reader: UUID, seconds: Int, liveLimit: Int) async throws -> Invite {
         let (code, hash) = Tokens.newInviteCode()
         let rows = try await rows("""
+            WITH locked AS (
+                SELECT reader_id FROM readers WHERE reader_id = \(reader) FOR UPDATE
+            ), live AS (
+                SELECT count(*) AS n FROM invites, locked
+                WHERE invites.reader_id = locked.reader_id AND used_by IS NULL AND expires_at > now()
+            )
             INSERT INTO invites (reader_id, code_hash, expires_at)
-            VALUES (\(reader), \(ByteBuffer(bytes: hash)), now() + make_interval(secs => \(Double(seconds))))
+            SELECT \(reader), \(ByteBuffer(bytes: hash)), now() + make_interval(secs => \(Double(seconds)))
+            FROM live WHERE live.n < \(liveLimit)
             RETURNING expires_at
             """)
-        var expires = Date()
-        for row in rows { expires = try row.decode(Date.self) }
-        return Invite(code: code, expiresAt: expires.formatted(.iso8601))
+        guard let row = rows.first else { throw APIError.inviteLimit(liveLimit) }
+        return Invite(code: code, expiresAt: try row.decode(Date.self).formatted(.iso8601))
     }
 
     /// Accepts an invite for `reader`: consumes it and pairs the two readers. Returns the inviter.
@@ -574,6 +696,95 @@ extension UUID {
 
 /// What ended first in ``PostgresSyncStore/withConnection(reading:_:)``: the work, or the acquire timer.
 enum AcquireOutcome<R: Sendable>: Sendable { case done(R), timerEnded }
+
+/// The one outcome of ``PostgresSyncStore/withConnection(on:_:)``: the work's, the timer's or a
+/// cancellation, whichever comes first; the others are dropped.
+///
+/// `@unchecked Sendable`: every property is only touched under `lock`.
+final class Outcome<R: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<R, any Error>?
+    private var pending: Result<R, any Error>?
+    private var done = false
+    private var work: Task<Void, Never>?
+    private var timer: Task<Void, any Error>?
+
+    /// The continuation to resume and the tasks to cancel; resumes at once when an outcome came first.
+    func start(_ continuation: CheckedContinuation<R, any Error>, work: Task<Void, Never>, timer: Task<Void, any Error>) {
+        let early: Result<R, any Error>? = lock.withLock {
+            self.work = work
+            self.timer = timer
+            if let pending { self.pending = nil; return pending }
+            self.continuation = continuation
+            return nil
+        }
+        if let early {
+            timer.cancel()
+            if case .failure = early { work.cancel() }
+            continuation.resume(with: early)
+        }
+    }
+
+    /// Settles the outcome; false when it was settled already.
+    @discardableResult
+    func finish(_ result: Result<R, any Error>) -> Bool {
+        let (first, continuation, work, timer): (Bool, CheckedContinuation<R, any Error>?, Task<Void, Never>?, Task<Void, any Error>?) = lock.withLock {
+            guard !done else { return (false, nil, nil, nil) }
+            done = true
+            let taken = self.continuation
+            self.continuation = nil
+            if taken == nil { pending = result }
+            return (true, taken, self.work, self.timer)
+        }
+        guard first else { return false }
+        timer?.cancel()
+        if case .failure = result { work?.cancel() }
+        continuation?.resume(with: result)
+        return true
+    }
+}
+
+/// What a server process knows of its read replica: whether pulls may read there.
+///
+/// `@unchecked Sendable`: every property is only touched under `lock`.
+final class ReplicaState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var avoidUntil: ContinuousClock.Instant?
+    private var nextProbe: ContinuousClock.Instant?
+
+    /// Whether pulls read from the replica now.
+    var usable: Bool { lock.withLock { avoidUntil.map { $0 <= .now } ?? true } }
+
+    /// Whether the lag is to be probed now (at most once a second, or once per retry spell after
+    /// the replica did not answer); claims the probe.
+    func probeDue() -> Bool {
+        lock.withLock {
+            if let nextProbe, nextProbe > .now { return false }
+            nextProbe = .now + .seconds(1)
+            return true
+        }
+    }
+
+    /// The probe's answer: `lag` nil when the replica did not answer.
+    func probed(lag: Duration?, bound: Duration, retry: Duration) {
+        lock.withLock {
+            if let lag, lag <= bound {
+                avoidUntil = nil
+            } else {
+                avoidUntil = .now + (lag == nil ? retry : .seconds(1))
+                if lag == nil { nextProbe = .now + retry }
+            }
+        }
+    }
+
+    /// A read on the replica failed.
+    func failed(retry: Duration) {
+        lock.withLock {
+            avoidUntil = .now + retry
+            nextProbe = .now + retry
+        }
+    }
+}
 
 /// Whether ``PostgresSyncStore/withConnection(reading:_:)`` got its connection.
 ///

@@ -30,13 +30,24 @@ struct PushStatement: PostgresPreparedStatement {
                 SELECT i.e FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = $1
                 WHERE k.fact IS DISTINCT FROM i.f AND i.n NOT IN (SELECT n FROM held)
                 ORDER BY i.n LIMIT 1
-            ), receivers AS (
-                SELECT $1::uuid AS reader_id
-                UNION ALL SELECT partner_id FROM partnerships WHERE reader_id = $1
+            ), owners AS (
+                -- A replica belongs to the reader whose push first used it. A new replica is
+                -- claimed here; ON CONFLICT DO UPDATE locks and returns the committed owner row
+                -- (even one committed after this statement's snapshot) only when it is another
+                -- reader's: the owner's own pushes write nothing.
+                INSERT INTO replica_owners (replica, reader_id)
+                -- After the reader's row lock (the join with `locked`), in replica order: no
+                -- deadlock with another push of the reader or with another reader's.
+                SELECT DISTINCT nullif(r, '')::uuid, $1::uuid FROM incoming CROSS JOIN locked WHERE r <> '' ORDER BY 1
+                ON CONFLICT (replica) DO UPDATE SET reader_id = replica_owners.reader_id
+                WHERE replica_owners.reader_id <> $1::uuid
+                RETURNING replica, reader_id
             ), origin_taken AS (
-                SELECT i.e FROM incoming i JOIN events x ON x.replica = nullif(i.r, '')::uuid AND x.sequence = i.s
-                WHERE x.event_id <> i.e AND x.reader_id IN (SELECT reader_id FROM receivers)
-                  AND i.n NOT IN (SELECT n FROM held)
+                SELECT i.e FROM incoming i
+                WHERE i.n NOT IN (SELECT n FROM held) AND (
+                    EXISTS (SELECT 1 FROM owners o WHERE o.replica = nullif(i.r, '')::uuid AND o.reader_id <> $1::uuid)
+                    OR EXISTS (SELECT 1 FROM events x WHERE x.reader_id = $1::uuid AND x.replica = nullif(i.r, '')::uuid
+                                                        AND x.sequence = i.s AND x.event_id <> i.e))
                 ORDER BY i.n LIMIT 1
             ), fresh AS (
                 SELECT i.*, row_number() OVER (ORDER BY i.n) AS k,

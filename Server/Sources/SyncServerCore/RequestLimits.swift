@@ -59,6 +59,56 @@ final class FailureLimiter: @unchecked Sendable {
     }
 }
 
+/// Bytes held at once, all holders together, up to a limit.
+///
+/// `@unchecked Sendable`: `used` is only touched under `lock`.
+final class ByteBudget: @unchecked Sendable {
+    private let lock = NSLock()
+    private let limit: Int
+    private var used = 0
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Takes `count` bytes; false (nothing taken) when that would pass the limit.
+    func take(_ count: Int) -> Bool {
+        lock.withLock {
+            guard used + count <= limit else { return false }
+            used += count
+            return true
+        }
+    }
+
+    /// Gives back `count` bytes.
+    func release(_ count: Int) {
+        guard count > 0 else { return }
+        lock.withLock { used -= count }
+    }
+}
+
+/// Keys seen in the last `lifetime` (bounded: cleared when it grows past 100,000 keys).
+///
+/// `@unchecked Sendable`: `entries` is only touched under `lock`.
+final class RecentSet: @unchecked Sendable {
+    private let lock = NSLock()
+    private let lifetime: Duration
+    private var entries: [UUID: ContinuousClock.Instant] = [:]
+
+    init(lifetime: Duration) { self.lifetime = lifetime }
+
+    /// Whether `key` was inserted within the lifetime.
+    func contains(_ key: UUID) -> Bool {
+        lock.withLock { entries[key].map { $0 + lifetime > .now } ?? false }
+    }
+
+    /// Remembers `key` from now.
+    func insert(_ key: UUID) {
+        lock.withLock {
+            if entries.count > 100_000 { entries.removeAll() }
+            entries[key] = .now
+        }
+    }
+}
+
 extension APIError {
     /// 429 `rate_limited`, with `Retry-After: seconds`.
     static func rateLimited(_ seconds: Int, _ message: String) -> APIError {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import ReadingEvents
@@ -17,6 +18,14 @@ public struct SyncRoutes: Sendable {
     let inviteFailuresByToken: FailureLimiter
     let inviteFailuresByAddress: FailureLimiter
     let failedLoginsByAddress: FailureLimiter
+    /// First registrations (no token) by address.
+    let registrationsByAddress: FailureLimiter
+    /// Failed logins by address and the reader the token names (`address|reader`).
+    let failedLoginsByAddressAndReader: FailureLimiter
+    /// Readers this process verified a token of in the last ten minutes.
+    let verifiedReaders = RecentSet(lifetime: .seconds(600))
+    /// The bytes of request bodies held in memory at once, all requests together.
+    let bodyMemory: ByteBudget
 
     /// Creates the routes.
     public init(store: any SyncStore, hub: LiveHub, limits: ServerLimits, logger: Logger) {
@@ -27,6 +36,9 @@ public struct SyncRoutes: Sendable {
         inviteFailuresByToken = FailureLimiter(limit: limits.inviteFailuresPerToken, window: limits.rateWindow)
         inviteFailuresByAddress = FailureLimiter(limit: limits.inviteFailuresPerAddress, window: limits.rateWindow)
         failedLoginsByAddress = FailureLimiter(limit: limits.failedLoginsPerAddress, window: limits.rateWindow)
+        bodyMemory = ByteBudget(limit: limits.maxBodyMemory)
+        registrationsByAddress = FailureLimiter(limit: limits.registrationsPerAddress, window: limits.rateWindow)
+        failedLoginsByAddressAndReader = FailureLimiter(limit: limits.failedLoginsPerAddressAndReader, window: limits.rateWindow)
     }
 
     /// Adds every route to `router`.
@@ -39,8 +51,8 @@ public struct SyncRoutes: Sendable {
                             body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
         router.get("/health") { _, _ in
-            try await store.ping()
-            return try json(["status": "ok"])
+            // 503 when the primary does not answer; else each database's state.
+            try json(try await store.health())
         }
         router.post("/v1/devices") { request, context in try await register(request, context) }
         router.get("/v1/devices") { request, context in
@@ -64,7 +76,8 @@ public struct SyncRoutes: Sendable {
             guard (1...604_800).contains(seconds) else {
                 throw APIError.badRequest("invalid_field", field: "expiresInSeconds", "must be 1 ... 604800 seconds")
             }
-            return try json(try await store.createInvite(reader: device.reader, seconds: seconds), status: .created)
+            return try json(try await store.createInvite(reader: device.reader, seconds: seconds, liveLimit: limits.maxLiveInvites),
+                            status: .created)
         }
         router.post("/v1/invites/accept") { request, context in try await acceptInvite(request, context) }
         router.get("/v1/partners") { request, context in
@@ -91,25 +104,46 @@ public struct SyncRoutes: Sendable {
 
     // MARK: Handlers
 
-    /// The device of the request's bearer token. An address past its budget of failed logins is
-    /// answered 429 for any token this process has not verified recently, without asking the
-    /// database; each failed login and each refusal is logged with the address.
+    /// The client's address: the socket's peer, or, when that peer is a trusted proxy
+    /// (``ServerLimits/trustedProxies``), the last address of `X-Forwarded-For` that is not one.
+    func clientAddress(_ request: Request, _ context: SyncRequestContext) -> String {
+        guard limits.trustedProxies.contains(context.address), let name = HTTPField.Name("X-Forwarded-For") else { return context.address }
+        let hops = request.headers[values: name].joined(separator: ",")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return hops.reversed().first { !limits.trustedProxies.contains($0) } ?? context.address
+    }
+
+    /// The device of the request's bearer token. Failed logins count by what the token claims
+    /// first (its reader, per address) and by address: an address past its budget is answered
+    /// 429, without asking the database, for a token this process has not verified recently,
+    /// unless the token's reader had a token verified here in the last ten minutes and that
+    /// reader's own budget at this address is not spent (so strangers behind one address do not
+    /// lock a known reader's devices out). Each failed login and each refusal is logged with the
+    /// address.
     func authenticate(_ request: Request, _ context: SyncRequestContext) async throws -> SyncDevice {
         guard let header = request.headers[.authorization] else {
             throw APIError.unauthorized("a bearer token is required")
         }
         let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
-        if let seconds = failedLoginsByAddress.retryAfter(context.address) {
+        let address = clientAddress(request, context)
+        let claimed = Tokens.parse(token)?.reader
+        let readerKey = address + "|" + (claimed?.lowercased ?? "-")
+        if let seconds = failedLoginsByAddressAndReader.retryAfter(readerKey) ?? failedLoginsByAddress.retryAfter(address) {
             if let device = store.cachedDevice(token: token) { return device }
-            logger.warning("failed login refused (rate limited): address \(context.address)")
-            throw APIError.rateLimited(seconds, "too many failed logins from this address")
+            let known = claimed.map(verifiedReaders.contains) ?? false
+            if !known || failedLoginsByAddressAndReader.retryAfter(readerKey) != nil {
+                logger.warning("failed login refused (rate limited): address \(address)")
+                throw APIError.rateLimited(seconds, "too many failed logins from this address")
+            }
         }
         // A token is a UUID, a dot and 43 characters: a longer header is not one (no look-up).
         guard token.utf8.count <= limits.maxTokenBytes, let device = try await store.authenticate(token: token) else {
-            failedLoginsByAddress.recordFailure(context.address)
-            logger.warning("failed login: address \(context.address)")
+            failedLoginsByAddress.recordFailure(address)
+            failedLoginsByAddressAndReader.recordFailure(readerKey)
+            logger.warning("failed login: address \(address)")
             throw APIError.unauthorized("the token is unknown, malformed or revoked")
         }
+        verifiedReaders.insert(device.reader)
         return device
     }
 
@@ -119,8 +153,9 @@ public struct SyncRoutes: Sendable {
         let device = try await authenticate(request, context)
         let body = try await decode(AcceptRequest.self, request)
         let tokenKey = device.device.lowercased
-        let who = "device \(tokenKey) of reader \(device.reader.lowercased), address \(context.address)"
-        if let seconds = inviteFailuresByToken.retryAfter(tokenKey) ?? inviteFailuresByAddress.retryAfter(context.address) {
+        let address = clientAddress(request, context)
+        let who = "device \(tokenKey) of reader \(device.reader.lowercased), address \(address)"
+        if let seconds = inviteFailuresByToken.retryAfter(tokenKey) ?? inviteFailuresByAddress.retryAfter(address) {
             logger.warning("invite attempt refused (rate limited): \(who)")
             throw APIError.rateLimited(seconds, "too many failed invite codes")
         }
@@ -132,14 +167,18 @@ public struct SyncRoutes: Sendable {
             return try json(AcceptAnswer(partner: partner.uuidString.lowercased()))
         } catch let error as APIError where error.field == "code" {
             inviteFailuresByToken.recordFailure(tokenKey)
-            inviteFailuresByAddress.recordFailure(context.address)
+            inviteFailuresByAddress.recordFailure(address)
             logger.warning("invite attempt refused (\(error.code)): \(who)")
             throw error
         }
     }
 
     func register(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
-        let body = try await decode(RegisterRequest.self, request)
+        // A request with a token is authenticated before its body is read; one without (a first
+        // registration, anyone) may send a small body only.
+        let authenticated = request.headers[.authorization] != nil ? try await authenticate(request, context) : nil
+        let body = try await decode(RegisterRequest.self, request,
+                                    limit: authenticated == nil ? limits.maxAnonymousBodyBytes : limits.maxBodyBytes)
         // Bytes, not characters: one grapheme may hold any number of combining scalars. A NUL
         // cannot be stored in PostgreSQL text (it would surface as a database error).
         guard (1...limits.maxNameBytes).contains(body.name.utf8.count) else {
@@ -148,8 +187,14 @@ public struct SyncRoutes: Sendable {
         guard !body.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw APIError.badRequest("invalid_field", field: "name", "must not hold control characters (NUL, line breaks, ...)")
         }
-        if request.headers[.authorization] != nil {
-            let device = try await authenticate(request, context)
+        // Format characters (bidirectional overrides, zero-width spaces) and line or paragraph
+        // separators make a name show as another; the zero-width (non-)joiners of emoji and
+        // scripts stay allowed.
+        guard !body.name.unicodeScalars.contains(where: Self.isRefusedInName) else {
+            throw APIError.badRequest("invalid_field", field: "name",
+                                      "must not hold format characters (bidirectional overrides, zero-width spaces) or line and paragraph separators")
+        }
+        if let device = authenticated {
             if let reader = body.reader, reader != device.reader {
                 throw APIError(.forbidden, "forbidden_reader", field: "reader",
                                "a token registers devices of its own reader only")
@@ -160,7 +205,25 @@ public struct SyncRoutes: Sendable {
         guard let reader = body.reader else {
             throw APIError.badRequest("missing_field", field: "reader", "the first device of a reader names the reader's UUID")
         }
+        // Registration needs no token: first registrations count per address.
+        let address = clientAddress(request, context)
+        if let seconds = registrationsByAddress.retryAfter(address) {
+            logger.warning("registration refused (rate limited): address \(address)")
+            throw APIError.rateLimited(seconds, "too many registrations from this address")
+        }
+        registrationsByAddress.recordFailure(address)
         return try json(try await store.registerFirstDevice(reader: reader, name: body.name), status: .created)
+    }
+
+    /// A scalar a device name may not hold besides control characters: a format character
+    /// (category Cf) other than the zero-width joiner and non-joiner, or a line or paragraph
+    /// separator (U+2028, U+2029).
+    static func isRefusedInName(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .format: return scalar.value != 0x200D && scalar.value != 0x200C
+        case .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
     }
 
     func push(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
@@ -195,6 +258,12 @@ public struct SyncRoutes: Sendable {
             do { try envelope.validateReplicated() } catch {
                 throw APIError(.badRequest, "invalid_record", field: "\(field).\(error.field)", rule: error.rule.rawValue,
                                "\(error.detail) [rule: \(error.rule.rawValue)]")
+            }
+            // Sequences are stored as PostgreSQL bigint: one above Int64.max would be clamped and
+            // collide with another (issue 39).
+            if let origin = envelope.origin, origin.sequence > UInt64(Int64.max) {
+                throw APIError(.badRequest, "invalid_record", field: "\(field).origin.sequence", rule: ValidationRule.outOfRange.rawValue,
+                               "a replica's sequence is at most \(Int64.max) [rule: \(ValidationRule.outOfRange.rawValue)]")
             }
             if let origin = envelope.origin {
                 let key = OriginKey(replica: origin.replica.uuid, sequence: origin.sequence)
@@ -256,7 +325,7 @@ public struct SyncRoutes: Sendable {
 
     func stream(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         let device = try await authenticate(request, context)
-        let (id, frames) = try await hub.subscribe(reader: device.reader, device: device.device)
+        let (id, frames) = try await hub.subscribe(reader: device.reader, device: device.device, address: clientAddress(request, context))
         let hub = hub
         return Response(
             status: .ok,
@@ -276,25 +345,44 @@ public struct SyncRoutes: Sendable {
     // MARK: JSON
 
     /// The JSON body as `T`; an empty body is `empty` when given (an optional body), else 400.
-    func decode<T: Decodable>(_ type: T.Type, _ request: Request, empty: T? = nil) async throws -> T {
-        // The body is read to its end even when it is too large (up to 16 times the limit), so
-        // that the client, still sending, reads the 413 and its JSON body rather than a
-        // connection reset.
+    /// At most `limit` bytes (``ServerLimits/maxBodyBytes`` when nil): a larger declared
+    /// `Content-Length` is 413 before any of the body is read, and the bytes held count against
+    /// the process's ``ServerLimits/maxBodyMemory`` (503 past it), so that memory per connection
+    /// and in all is bounded before a body arrives.
+    func decode<T: Decodable>(_ type: T.Type, _ request: Request, empty: T? = nil, limit: Int? = nil) async throws -> T {
+        let limit = limit ?? limits.maxBodyBytes
+        func tooLarge(_ received: Int) -> APIError {
+            APIError(.contentTooLarge, "body_too_large", field: "body",
+                     "a request body here holds at most \(limit) bytes (got \(received) or more); send fewer events per request")
+        }
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw tooLarge(declared) }
+        // A body sent without a length is read to its end even when it is too large (up to 16
+        // times the limit), so that the client, still sending, reads the 413 and its JSON body
+        // rather than a connection reset.
         var buffer = ByteBuffer()
         var received = 0
+        var held = 0
+        defer { bodyMemory.release(held) }
         for try await chunk in request.body {
             received += chunk.readableBytes
-            if received <= limits.maxBodyBytes {
+            if received <= limit {
+                guard bodyMemory.take(chunk.readableBytes) else {
+                    throw APIError(.serviceUnavailable, "busy", field: "body", retryAfter: 1,
+                                   "the server holds as many request bodies as it may; retry the request")
+                }
+                held += chunk.readableBytes
                 buffer.writeImmutableBuffer(chunk)
-            } else if received > 16 * limits.maxBodyBytes {
+            } else if received > 16 * limit {
                 break
             }
         }
-        guard received <= limits.maxBodyBytes else {
-            throw APIError(.contentTooLarge, "body_too_large", field: "body",
-                           "a request body holds at most \(limits.maxBodyBytes) bytes (got \(received) or more); send fewer events per request")
-        }
+        guard received <= limit else { throw tooLarge(received) }
         if received == 0, let empty { return empty }
+        // A key twice in one object: JSONDecoder keeps the first value where most parsers keep
+        // the last, so two readers of one body could disagree; refused.
+        if let duplicate = JSONKeys.firstDuplicate(in: Array(buffer.readableBytesView)) {
+            throw APIError.badRequest("duplicate_key", field: duplicate, "a key appears twice in one JSON object")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let DecodingError.keyNotFound(key, context) {
@@ -355,6 +443,19 @@ public struct ServerLimits: Sendable {
     public var inviteFailuresPerAddress = 30
     /// Failed logins (unknown tokens) per client address in ``rateWindow`` (more: 429).
     public var failedLoginsPerAddress = 60
+    /// Failed logins per client address and claimed reader in ``rateWindow``.
+    public var failedLoginsPerAddressAndReader = 10
+    /// Addresses of proxies (load balancers) whose `X-Forwarded-For` names the client; from
+    /// any other peer the header is ignored.
+    public var trustedProxies: Set<String> = []
+    /// First registrations (without a token) per client address in ``rateWindow`` (more: 429).
+    public var registrationsPerAddress = 30
+    /// Invites of a reader neither used nor expired (more: 409 `invite_limit`).
+    public var maxLiveInvites = 20
+    /// Bytes of an anonymous request body (a first registration, which needs no token; more: 413).
+    public var maxAnonymousBodyBytes = 8 * 1024
+    /// Bytes of request bodies held in memory at once, all requests together (more: 503 `busy`).
+    public var maxBodyMemory = 256 * 1024 * 1024
     /// The window of the rate limits.
     public var rateWindow: Duration = .seconds(60)
     /// How long a request waits for a database connection before it is answered 503.

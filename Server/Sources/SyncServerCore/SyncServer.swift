@@ -23,6 +23,12 @@ public struct ServerConfiguration: Sendable {
     public var limits: ServerLimits
     /// Connection time limits and the connection cap.
     public var connections: ConnectionPolicy
+    /// Open event streams per device, reader and address.
+    public var streams = StreamLimits()
+    /// How long a request's database work may take once it has a connection (then 503).
+    public var statementTimeout: Duration = .seconds(10)
+    /// Pulls read from the primary while the replica replays more than this behind.
+    public var maxReplicaLag: Duration = .seconds(30)
 
     /// Creates a configuration.
     public init(databaseURL: String, host: String = "127.0.0.1", port: Int = 8080, poolSize: Int = 20,
@@ -95,8 +101,9 @@ public enum SyncServer {
             replicaConfiguration.options.maximumConnections = configuration.poolSize
             replica = PostgresClient(configuration: replicaConfiguration, backgroundLogger: logger)
         }
-        let store = PostgresSyncStore(client: client, reads: replica, logger: logger, acquireTimeout: configuration.limits.acquireTimeout)
-        let hub = LiveHub(store: store)
+        let store = PostgresSyncStore(client: client, reads: replica, logger: logger, acquireTimeout: configuration.limits.acquireTimeout,
+                                      statementTimeout: configuration.statementTimeout, maxReplicaLag: configuration.maxReplicaLag)
+        let hub = LiveHub(store: store, limits: configuration.streams)
         let router = Router(context: SyncRequestContext.self)
         SyncRoutes(store: store, hub: hub, limits: configuration.limits, logger: logger).add(to: router)
         let policy = configuration.connections

@@ -11,8 +11,11 @@ import SyncWire
 public protocol SyncStore: Sendable {
     /// Devices recently authenticated by this process.
     var tokens: TokenCache { get }
-    /// Answers when the store does (`/health`).
+    /// Answers when the store does.
     func ping() async throws
+    /// `/health`: `status` and each database's state (`primary`, and `replica` when there is
+    /// one: `ok`, `lagging` or `unavailable`); throws 503 when the primary does not answer.
+    func health() async throws -> [String: String]
     /// Registers the first device of a reader the store does not know; 409 `reader_exists` when it does.
     func registerFirstDevice(reader: UUID, name: String) async throws -> Registration
     /// Registers another device of `device`'s reader; 409 `device_limit` past `limit` devices not revoked.
@@ -30,8 +33,9 @@ public protocol SyncStore: Sendable {
     func sources(of reader: UUID) async throws -> [(reader: UUID, groups: [String]?)]
     /// What `reader`'s device lacks after `cursor`, up to `limit` events.
     func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage
-    /// Creates a single-use invite of `reader` valid for `seconds`.
-    func createInvite(reader: UUID, seconds: Int) async throws -> Invite
+    /// Creates a single-use invite of `reader` valid for `seconds`; 409 `invite_limit` when the
+    /// reader has `liveLimit` invites neither used nor expired.
+    func createInvite(reader: UUID, seconds: Int, liveLimit: Int) async throws -> Invite
     /// Accepts an invite for `reader`; returns the inviter. 404/410/400 naming `code` when it cannot.
     func acceptInvite(code: String, reader: UUID) async throws -> UUID
     /// The reader's partners.
@@ -45,6 +49,12 @@ public protocol SyncStore: Sendable {
 }
 
 extension SyncStore {
+    /// A store of one database: `ping`, then `{"status": "ok", "primary": "ok"}`.
+    public func health() async throws -> [String: String] {
+        try await ping()
+        return ["status": "ok", "primary": "ok"]
+    }
+
     /// The device of a token this process verified in the last few seconds (no store look-up).
     public func cachedDevice(token: String) -> SyncDevice? {
         guard let (reader, hash) = Tokens.parse(token) else { return nil }
@@ -100,10 +110,12 @@ extension APIError {
     }
 
     /// The refusal of an event whose (replica, sequence) already names another event of the
-    /// pusher or of a reader the pusher shares with (a copied store's, or a partner's record).
+    /// pusher (a copied store's record), or whose replica belongs to another reader (the reader
+    /// whose push first used it: a partner's record, or a partner numbering its own events as
+    /// another reader's).
     public static func originTaken(_ event: IncomingEvent) -> APIError {
         APIError(.conflict, "origin_taken", field: "events[\(event.index)].record.origin.sequence",
                  rule: ValidationRule.duplicateID.rawValue,
-                 "replica \(event.replica?.lowercased ?? "-")'s sequence \(event.sequence) already names another event of this reader or of a partner; a replica numbers each of its events once")
+                 "replica \(event.replica?.lowercased ?? "-")'s sequence \(event.sequence) already names another event of this reader, or the replica belongs to another reader; a replica numbers each of its events once, and its events are its reader's")
     }
 }

@@ -50,6 +50,45 @@ struct ReadingSyncServer: AsyncParsableCommand {
             help: "Seconds to wait for a database connection before answering 503 (default 2).")
     var acquireTimeout: Double = 2
 
+    @Option(name: .customLong("statement-timeout"),
+            help: "Seconds a request's database work may take once it has a connection before answering 503 (default 10).")
+    var statementTimeout: Double = 10
+
+    @Option(name: .customLong("max-replica-lag"),
+            help: "Seconds the read replica may replay behind before pulls read from the primary (default 30).")
+    var maxReplicaLag: Double = 30
+
+    @Option(name: .customLong("max-anonymous-body-bytes"),
+            help: "Bytes of a request body without a token (a first registration; default 8192).")
+    var maxAnonymousBodyBytes: Int = 8 * 1024
+
+    @Option(name: .customLong("max-body-memory"),
+            help: "Bytes of request bodies held at once, all requests together; past it 503 (default 256 MiB).")
+    var maxBodyMemory: Int = 256 * 1024 * 1024
+
+    @Option(name: .customLong("trusted-proxy"),
+            help: "A proxy (load balancer) address whose X-Forwarded-For names the client; repeatable (default: $SYNC_TRUSTED_PROXIES, comma-separated, else none).")
+    var trustedProxies: [String] = []
+
+    @Option(name: .customLong("rate-window"), help: "Seconds of the rate limits' window (default 60).")
+    var rateWindow: Double = 60
+
+    @Option(name: .customLong("registrations-per-address"),
+            help: "First registrations (no token) per client address a minute; past it 429 (default 30).")
+    var registrationsPerAddress: Int = 30
+
+    @Option(name: .customLong("max-live-invites"), help: "Invites of a reader neither used nor expired; past it 409 (default 20).")
+    var maxLiveInvites: Int = 20
+
+    @Option(name: .customLong("max-streams-per-device"), help: "Open event streams of one device; the oldest ends past it (default 4).")
+    var maxStreamsPerDevice: Int = 4
+
+    @Option(name: .customLong("max-streams-per-reader"), help: "Open event streams of one reader (default 32).")
+    var maxStreamsPerReader: Int = 32
+
+    @Option(name: .customLong("max-streams-per-address"), help: "Open event streams from one client address (default 1024).")
+    var maxStreamsPerAddress: Int = 1024
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default: $LOG_LEVEL or info).")
     var logLevel: String?
 
@@ -84,14 +123,30 @@ struct ReadingSyncServer: AsyncParsableCommand {
         let pool = poolSize ?? environment["SYNC_DB_POOL"].flatMap(Int.init) ?? 20
         guard pool >= 2 else { throw ValidationError("--pool-size: at least 2 (one connection listens)") }
         for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout),
-                              ("--idle-timeout", idleTimeout), ("--acquire-timeout", acquireTimeout)] {
+                              ("--idle-timeout", idleTimeout), ("--acquire-timeout", acquireTimeout),
+                              ("--statement-timeout", statementTimeout), ("--max-replica-lag", maxReplicaLag),
+                              ("--rate-window", rateWindow)] {
             guard value > 0, value <= 86_400 else { throw ValidationError("\(name): must be more than 0 and at most 86400 seconds") }
         }
         guard maxConnections >= 8 else { throw ValidationError("--max-connections: at least 8") }
+        for (name, value) in [("--max-streams-per-device", maxStreamsPerDevice), ("--max-streams-per-reader", maxStreamsPerReader),
+                              ("--max-streams-per-address", maxStreamsPerAddress), ("--max-anonymous-body-bytes", maxAnonymousBodyBytes),
+                              ("--registrations-per-address", registrationsPerAddress), ("--max-live-invites", maxLiveInvites)] {
+            guard value >= 1 else { throw ValidationError("\(name): at least 1") }
+        }
+        guard maxBodyMemory >= maxBodyBytes else { throw ValidationError("--max-body-memory: at least --max-body-bytes") }
         var limits = ServerLimits()
         limits.maxBatchEvents = maxBatchEvents
         limits.maxBodyBytes = maxBodyBytes
         limits.acquireTimeout = .milliseconds(Int64(acquireTimeout * 1000))
+        limits.maxAnonymousBodyBytes = maxAnonymousBodyBytes
+        limits.maxBodyMemory = maxBodyMemory
+        limits.registrationsPerAddress = registrationsPerAddress
+        limits.maxLiveInvites = maxLiveInvites
+        limits.rateWindow = .milliseconds(Int64(rateWindow * 1000))
+        limits.trustedProxies = Set(trustedProxies.isEmpty
+            ? (environment["SYNC_TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            : trustedProxies).subtracting([""])
         var connections = ConnectionPolicy()
         connections.maxConnections = maxConnections
         connections.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
@@ -102,6 +157,11 @@ struct ReadingSyncServer: AsyncParsableCommand {
         var configuration = ServerConfiguration(databaseURL: url, host: host ?? environment["SYNC_HOST"] ?? "127.0.0.1",
                                                 port: portValue, poolSize: pool, limits: limits, connections: connections)
         configuration.replicaURL = replicaURL ?? environment["REPLICA_URL"]
+        configuration.statementTimeout = .milliseconds(Int64(statementTimeout * 1000))
+        configuration.maxReplicaLag = .milliseconds(Int64(maxReplicaLag * 1000))
+        configuration.streams.perDevice = maxStreamsPerDevice
+        configuration.streams.perReader = maxStreamsPerReader
+        configuration.streams.perAddress = maxStreamsPerAddress
         try await SyncServer.run(configuration, logger: logger)
     }
 }

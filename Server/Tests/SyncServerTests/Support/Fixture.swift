@@ -11,10 +11,10 @@ final class Fixture: @unchecked Sendable {
     let database: String
     let server: ServerProcess
 
-    init(arguments: [String] = []) throws {
+    init(arguments: [String] = [], environment: [String: String] = [:]) throws {
         cluster = try PostgresCluster.shared.get()
         database = try cluster.createDatabase()
-        server = try ServerProcess.start(databaseURL: cluster.url(database: database), arguments: arguments)
+        server = try ServerProcess.start(databaseURL: cluster.url(database: database), arguments: arguments, environment: environment)
     }
 
     var baseURL: String { server.baseURL }

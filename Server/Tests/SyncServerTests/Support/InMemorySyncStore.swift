@@ -20,6 +20,7 @@ actor InMemorySyncStore: SyncStore {
     private var logs: [UUID: [Stored]] = [:]
     private var invites: [[UInt8]: InviteRow] = [:]
     private var partnerships: [UUID: [UUID: Date]] = [:]
+    private var replicaOwners: [UUID: UUID] = [:]
     private var settings: [UUID: ShareSettings] = [:]
 
     func ping() async throws {}
@@ -66,7 +67,6 @@ actor InMemorySyncStore: SyncStore {
 
     func push(reader: UUID, events: [IncomingEvent]) async throws -> PushResult {
         var log = logs[reader] ?? []
-        let receivers = [reader] + (partnerships[reader] ?? [:]).keys
         var stored = 0
         for event in events {
             if logs.contains(where: { $0.key != reader && $0.value.contains { $0.event.eventID == event.eventID } }) {
@@ -76,14 +76,17 @@ actor InMemorySyncStore: SyncStore {
             let copies = log.filter { $0.event.eventID == event.eventID }
             if copies.contains(where: { $0.event.replica == event.replica && $0.event.sequence == event.sequence }) { continue }
             if copies.contains(where: { $0.event.fact != event.fact }) { throw APIError.otherFact(event) }
-            let others = receivers.flatMap { $0 == reader ? log : logs[$0] ?? [] }
-            if others.contains(where: { $0.event.replica == event.replica && $0.event.sequence == event.sequence && $0.event.eventID != event.eventID }) {
+            // A replica belongs to the reader whose push first used it (as PostgresSyncStore's
+            // `replica_owners`).
+            if let replica = event.replica, let owner = replicaOwners[replica], owner != reader { throw APIError.originTaken(event) }
+            if log.contains(where: { $0.event.replica == event.replica && $0.event.sequence == event.sequence && $0.event.eventID != event.eventID }) {
                 throw APIError.originTaken(event)
             }
             log.append(Stored(arrival: Int64(log.count + 1), event: event))
             stored += 1
         }
         logs[reader] = log
+        for event in events { if let replica = event.replica, replicaOwners[replica] == nil { replicaOwners[replica] = reader } }
         return PushResult(stored: stored, duplicates: events.count - stored, lastArrival: Int64(log.count))
     }
 
@@ -118,7 +121,9 @@ actor InMemorySyncStore: SyncStore {
         return PullPage(events: page, next: cursor.encoded, more: more)
     }
 
-    func createInvite(reader: UUID, seconds: Int) async throws -> Invite {
+    func createInvite(reader: UUID, seconds: Int, liveLimit: Int) async throws -> Invite {
+        let live = invites.values.filter { $0.reader == reader && $0.usedBy == nil && $0.expires > Date() }.count
+        if live >= liveLimit { throw APIError.inviteLimit(liveLimit) }
         let (code, hash) = Tokens.newInviteCode()
         let expires = Date().addingTimeInterval(TimeInterval(seconds))
         invites[hash] = InviteRow(reader: reader, expires: expires)

@@ -55,5 +55,22 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// What the server sends until the end of an answer's header (a blank line), until it closes
+    /// the connection, or until the read timeout: `closed` says whether the connection ended
+    /// (closed or reset) before a whole header arrived.
+    func readHead() -> (text: String, closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1)
+        while true {
+            let count = recv(descriptor, &buffer, 1, 0)
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && errno == ECONNRESET { return (String(decoding: received, as: UTF8.self), true) }
+            if count < 0 { return (String(decoding: received, as: UTF8.self), false) }
+            if count == 0 { return (String(decoding: received, as: UTF8.self), true) }
+            received.append(buffer[0])
+            if received.count >= 4 && received.suffix(4) == [13, 10, 13, 10] { return (String(decoding: received, as: UTF8.self), false) }
+        }
+    }
+
     deinit { close(descriptor) }
 }

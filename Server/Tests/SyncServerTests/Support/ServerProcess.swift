@@ -11,8 +11,11 @@ final class ServerProcess: @unchecked Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Starts the server on `databaseURL` and waits (up to 60 s) for its "listening on" line;
-    /// `openFileLimit`: the server runs with this many open files at most (`ulimit -n`).
-    static func start(databaseURL: String, arguments: [String] = [], openFileLimit: Int? = nil) throws -> ServerProcess {
+    /// `openFileLimit`: the server runs with this many open files at most (`ulimit -n`);
+    /// `environment`: variables added to this process's environment (the tests' hooks, such as
+    /// `SYNC_TEST_PULL_PAUSE_MS`).
+    static func start(databaseURL: String, arguments: [String] = [], openFileLimit: Int? = nil,
+                      environment: [String: String] = [:]) throws -> ServerProcess {
         guard let executable = builtExecutable(named: "reading-sync-server") else {
             throw CommandError(command: ["reading-sync-server"], status: -1, output: "not built beside the tests")
         }
@@ -28,6 +31,9 @@ final class ServerProcess: @unchecked Sendable {
         } else {
             process.executableURL = executable
             process.arguments = serverArguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         // Its own directory, not the checkout's (which may sit in a directory others cannot enter).
         process.currentDirectoryURL = directory

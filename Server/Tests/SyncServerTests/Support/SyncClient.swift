@@ -25,9 +25,10 @@ struct TestDevice: Sendable {
 
     /// Sends a request; `body` is JSON-encoded when it is not already `Data`.
     func send(_ method: HTTPMethod, _ path: String, json body: Any? = nil, token override: String?? = .none,
-              timeout: TimeAmount = .seconds(60)) async throws -> Reply {
+              headers: [String: String] = [:], timeout: TimeAmount = .seconds(60)) async throws -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let token = override ?? token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let body {
             let data = try (body as? Data) ?? JSONSerialization.data(withJSONObject: body)
