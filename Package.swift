@@ -178,7 +178,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReplayCLITests",
-            dependencies: ["replay", "EventStoreLMDB", "Projections", "ReadingEvents", "TestSupport"]
+            dependencies: ["replay", "EventStoreLMDB", "Projections", "ReadingEvents", "TestSupport", "CSQLite"]
         ),
         .testTarget(
             name: "ReadingImportTests",

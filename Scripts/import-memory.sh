@@ -1,25 +1,38 @@
 #!/usr/bin/env bash
-# Peak resident memory and speed of `replay import-from` on a generated export (issue 26): prints
-# the rows, the peak RSS (from `/usr/bin/time -v`), the wall time and rows/s, and fails when the
-# peak is over the bound.
+# Peak resident memory and speed of `replay import-from` / `replay import` on a generated input
+# (issues 26 and 36): prints the rows, the peak RSS (from `/usr/bin/time -v`), the wall time and
+# rows/s, and fails when the peak is over the bound.
 #
-# Usage: Scripts/import-memory.sh [goodreads [ROWS] | koreader [STAYS] | koreader-wide [STAYS]]
+# Usage: Scripts/import-memory.sh [all | goodreads [ROWS] | jsonl [EVENTS] | koreader [STAYS] | koreader-wide [STAYS]]
+#   all            goodreads 200000, goodreads 1000000 and jsonl 1000000, one after the other (the
+#                  figures of the README)
 #   goodreads      a Goodreads library export of ROWS rows (default 200000); bound 512 MiB
+#   jsonl          a JSON Lines file of at least EVENTS events (default 1000000: `replay demo
+#                  --events EVENTS` exported), imported with `replay import`; bound 512 MiB
 #   koreader       a KOReader statistics.sqlite3: 100 books, STAYS page stays (default 200000),
 #                  each on its own minute; bound 512 MiB
 #   koreader-wide  one book of 100,000 pages whose STAYS stays (default 2000, one a day) were read
 #                  in a 1-page layout, so each rescales to all 100,000 pages; bound 512 MiB
 #
-# Environment: REPLAY, a replay binary to measure (default: the release build, built here first).
+# Environment: REPLAY, a replay binary to measure (default: the release build in .build-release,
+# built here first).
 # Needs /usr/bin/time (GNU time) and, for koreader, the sqlite3 command.
 set -euo pipefail
 mode=${1:-goodreads}
 cd "$(dirname "$0")/.."
 replay=${REPLAY:-}
 if [ -z "$replay" ]; then
-    swift build -c release --product replay >&2
-    replay="$(swift build -c release --show-bin-path)/replay"
+    swift build -c release --scratch-path .build-release --product replay >&2
+    replay="$(swift build -c release --scratch-path .build-release --show-bin-path)/replay"
 fi
+if [ "$mode" = all ]; then
+    for run in "goodreads 200000" "goodreads 1000000" "jsonl 1000000"; do
+        # shellcheck disable=SC2086
+        REPLAY="$replay" bash Scripts/import-memory.sh $run || status=1
+    done
+    exit "${status:-0}"
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 reader=5b0e7c2a-3f1d-4e8a-9c61-0d2b7a4f9e13
@@ -42,6 +55,15 @@ goodreads)
     }' > "$file"
     source=goodreads
     ;;
+jsonl)
+    rows=${2:-1000000}
+    file="$work/events.jsonl"
+    "$replay" demo --events "$rows" --quiet --seed 36 --store "$work/demo" 2> /dev/null
+    "$replay" export --store "$work/demo" > "$file"
+    rows=$(wc -l < "$file")
+    rm -rf "$work/demo"
+    source=jsonl
+    ;;
 koreader | koreader-wide)
     file="$work/statistics.sqlite3"
     if [ "$mode" = koreader ]; then
@@ -63,14 +85,18 @@ koreader | koreader-wide)
         $books $stays"
     source=koreader
     ;;
-*) echo "usage: $0 [goodreads [ROWS] | koreader [STAYS] | koreader-wide [STAYS]]" >&2; exit 64 ;;
+*) echo "usage: $0 [all | goodreads [ROWS] | jsonl [EVENTS] | koreader [STAYS] | koreader-wide [STAYS]]" >&2; exit 64 ;;
 esac
 
 status=0
-/usr/bin/time -v "$replay" import-from "$source" "$file" --reader "$reader" --zone Asia/Seoul --store "$work/store" \
-    > "$work/out" 2> "$work/time" || status=$?
+if [ "$source" = jsonl ]; then
+    /usr/bin/time -v "$replay" import "$file" --store "$work/store" > "$work/out" 2> "$work/time" || status=$?
+else
+    /usr/bin/time -v "$replay" import-from "$source" "$file" --reader "$reader" --zone Asia/Seoul --store "$work/store" \
+        > "$work/out" 2> "$work/time" || status=$?
+fi
 if [ "$status" -ne 0 ]; then
-    echo "FAIL: replay import-from exited with status $status:" >&2
+    echo "FAIL: replay import${source:+ ($source)} exited with status $status:" >&2
     grep -v '^\s' "$work/time" >&2 || true
     exit 1
 fi

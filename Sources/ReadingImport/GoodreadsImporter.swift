@@ -13,8 +13,8 @@ import ReadingEvents
 enum GoodreadsImporter {
     static let required = ["Book Id", "Title", "Author", "Exclusive Shelf", "Date Read", "Date Added"]
 
-    static func read(text: String, options: ImportOptions, progress: ImportProgress?) throws(ImportError) -> ImportResult {
-        try ImportPlan.readCSV(text, source: .goodreads, describedAs: "a Goodreads library export", required: required, options: options,
+    static func read(_ csv: CSVTable.Source, options: ImportOptions, progress: ImportProgress?) throws(ImportError) -> ImportResult {
+        try ImportPlan.readCSV(csv, source: .goodreads, describedAs: "a Goodreads library export", required: required, options: options,
                                progress: progress, row: importRow)
     }
 

@@ -10,6 +10,9 @@ import ReadingEvents
 /// try store.importHistory(batches: { try result.forEachBatch($0) })   // EventStoreLMDB: all or nothing, re-import adds nothing
 /// ```
 ///
+/// A CSV file is read a piece of whole rows at a time, never whole, and the events are staged on
+/// disk as they are made, so memory does not grow with the file's text or its events.
+///
 /// Pure apart from reading the file and staging its events in a private temporary file: the same
 /// file and options always give the same envelopes (event IDs included), whatever the machine's
 /// time zone.
@@ -24,8 +27,8 @@ public enum HistoryImport {
     public static func read(_ source: ImportSource, from url: URL, options: ImportOptions,
                             progress: ImportProgress? = nil) throws(ImportError) -> ImportResult {
         switch source {
-        case .goodreads: try GoodreadsImporter.read(text: CSVTable.read(url, as: .goodreads), options: options, progress: progress)
-        case .storygraph: try StoryGraphImporter.read(text: CSVTable.read(url, as: .storygraph), options: options, progress: progress)
+        case .goodreads: try GoodreadsImporter.read(.file(url, .goodreads), options: options, progress: progress)
+        case .storygraph: try StoryGraphImporter.read(.file(url, .storygraph), options: options, progress: progress)
         case .koreader: try KOReaderImporter.read(url: url, options: options, progress: progress)
         }
     }
@@ -34,8 +37,8 @@ public enum HistoryImport {
     public static func read(_ source: ImportSource, csv text: String, options: ImportOptions,
                             progress: ImportProgress? = nil) throws(ImportError) -> ImportResult {
         switch source {
-        case .goodreads: try GoodreadsImporter.read(text: text, options: options, progress: progress)
-        case .storygraph: try StoryGraphImporter.read(text: text, options: options, progress: progress)
+        case .goodreads: try GoodreadsImporter.read(.text(text), options: options, progress: progress)
+        case .storygraph: try StoryGraphImporter.read(.text(text), options: options, progress: progress)
         case .koreader: throw .wrongFormat(source: .koreader, expected: "a statistics.sqlite3 file, not CSV text")
         }
     }

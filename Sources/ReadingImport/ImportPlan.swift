@@ -14,10 +14,12 @@ struct ImportPlan {
     /// Each event, staged on disk with its book's number in source order and its order key
     /// (see ``result()``).
     private let staging: StagedEvents.Writer
-    private var lastKey: [BookID: Timestamp] = [:]
-    private var bookNumbers: [BookID: Int] = [:]
-    /// The first row of each source identity seen: its line and a hash of its fields.
-    private var firstRows: [String: (line: Int, fields: Int)] = [:]
+    /// Each book's number in source order and the running latest instant of its events (its
+    /// order key): one small entry a book.
+    private var bookOrder: [BookID: (number: Int32, key: Int64)] = [:]
+    /// The first row of each source identity seen (by a 128-bit name hash of the identity, not
+    /// its text, so an entry stays small): its line and a hash of its fields.
+    private var firstRows: [UUID: (line: Int32, fields: Int)] = [:]
 
     init(source: ImportSource, options: ImportOptions) {
         self.options = options
@@ -54,15 +56,14 @@ struct ImportPlan {
         do {
             let events = try command.decide(for: book.id, in: book.state, at: instant)
             let made = try context.envelopes(for: events)
-            let number = bookNumbers[book.id] ?? bookNumbers.count
-            bookNumbers[book.id] = number
+            var order = bookOrder[book.id] ?? (number: Int32(truncatingIfNeeded: bookOrder.count), key: Int64.min)
             for envelope in made {
                 book.state.apply(envelope.event, occurredAt: envelope.occurredAt)
                 report.eventsByType[envelope.type.tag, default: 0] += 1
-                let key = max(envelope.occurredAt, lastKey[book.id] ?? envelope.occurredAt)
-                lastKey[book.id] = key
-                staging.append(envelope, book: number, key: key)
+                order.key = max(envelope.occurredAt.microseconds, order.key)
+                staging.append(envelope, book: Int(order.number), key: Timestamp(microseconds: order.key))
             }
+            bookOrder[book.id] = order
             book.events += made.count
             return true
         } catch {
@@ -86,8 +87,9 @@ struct ImportPlan {
         var hasher = Hasher()
         hasher.combine(fields)
         let hash = hasher.finalize()
-        guard let first = firstRows[identity] else {
-            firstRows[identity] = (line, hash)
+        let name = DerivedID.uuid([column, identity])
+        guard let first = firstRows[name] else {
+            firstRows[name] = (Int32(truncatingIfNeeded: line), hash)
             return true
         }
         if first.fields == hash {
@@ -106,14 +108,14 @@ struct ImportPlan {
         report.skipped.append(.init(line: line, reason: reason))
     }
 
-    /// Reads CSV text as `source`, streaming: refuses it unless the `required` columns are there,
+    /// Reads CSV as `source`, streaming: refuses it unless the `required` columns are there,
     /// then imports it row by row with `importRow` as the rows are parsed (no table of rows is
-    /// kept). Progress is reported in lines.
-    static func readCSV(_ text: String, source: ImportSource, describedAs name: String, required: [String],
+    /// kept, and a file is read a piece at a time). Progress is reported in lines.
+    static func readCSV(_ csv: CSVTable.Source, source: ImportSource, describedAs name: String, required: [String],
                         options: ImportOptions, progress: ImportProgress?,
                         row importRow: (CSVTable.Row, CSVTable, inout ImportPlan) -> Void) throws(ImportError) -> ImportResult {
         var plan = ImportPlan(source: source, options: options)
-        try CSVTable.enumerate(text, header: { table throws(ImportError) in
+        try CSVTable.enumerate(csv, header: { table throws(ImportError) in
             guard table.hasColumns(required) else {
                 throw .wrongFormat(source: source,
                                    expected: "\(name) with the columns \(required.joined(separator: ", ")); found the header \(ReportText.quoted(table.header.joined(separator: ",")))")
@@ -131,7 +133,7 @@ struct ImportPlan {
     /// history imported from an older snapshot and then a newer one lands in the same log order
     /// (the same positions) as the newer one alone.
     func result() throws(ImportError) -> ImportResult {
-        let staged = try staging.finish { a, i, b, j in (a.key, a.book, i) < (b.key, b.book, j) }
+        let staged = try staging.finish { a, b in (a.key, a.book, a.offset) < (b.key, b.book, b.offset) }
         return ImportResult(staged: staged, report: report)
     }
 

@@ -23,6 +23,13 @@ final class SQLiteReader {
     /// The copy is made only of a regular file (symbolic links followed): a directory, a device,
     /// a FIFO or a socket is refused before anything is copied, and so is a `-wal` beside it
     /// that is not a regular file.
+    ///
+    /// The copy leaves nothing behind, a SIGKILL included: its directory is named after this
+    /// process (`reading-import-<pid>-<UUID>`); the `-wal` is folded into the copy (rollback
+    /// journal mode, on the copy only); once the read-only connection has the file open, the file
+    /// and its directory are removed, and SQLite reads through its open descriptor. A copy left by
+    /// a process killed in the moment before that (its pid no longer running) is removed by the
+    /// next import that makes one.
     init(copying url: URL, into temporaryDirectory: URL? = nil) throws(ImportError) {
         let fm = FileManager.default
         try Self.requireRegularFile(url.path, named: url.path)
@@ -30,7 +37,9 @@ final class SQLiteReader {
         var walInfo = stat()
         let hasWAL = lstat(walPath, &walInfo) == 0
         if hasWAL { try Self.requireRegularFile(walPath, named: url.path) }
-        directory = (temporaryDirectory ?? fm.temporaryDirectory).appendingPathComponent("reading-import-\(UUID().uuidString)")
+        let parent = temporaryDirectory ?? fm.temporaryDirectory
+        Self.removeCopiesOfEndedProcesses(in: parent)
+        directory = parent.appendingPathComponent("\(Self.copyPrefix)\(getpid())-\(UUID().uuidString)")
         let copy = directory.appendingPathComponent("statistics.sqlite3")
         do {
             try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -40,6 +49,14 @@ final class SQLiteReader {
             try? fm.removeItem(at: directory)
             throw .unreadable(path: url.path, detail: "could not make a private copy: \(error.localizedDescription)")
         }
+        // The copy in rollback-journal mode, its WAL (if any) checkpointed into it, so that the
+        // read-only connection needs no file beside it. A file SQLite cannot do this to is left
+        // as it is; the read-only open below reports what is wrong with it.
+        var writer: OpaquePointer?
+        if sqlite3_open_v2(copy.path, &writer, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK {
+            sqlite3_exec(writer, "PRAGMA journal_mode=DELETE", nil, nil, nil)
+        }
+        sqlite3_close(writer)
         let code = sqlite3_open_v2(copy.path, &db, SQLITE_OPEN_READONLY, nil)
         guard code == SQLITE_OK else {
             // sqlite3_open_v2: "Whether or not an error occurs when it is opened, resources associated
@@ -49,12 +66,38 @@ final class SQLiteReader {
             try? fm.removeItem(at: directory)
             throw .database(code: code, message: message)
         }
+        // The connection holds the file open (sqlite3_open_v2 opens it; a first read makes sure):
+        // the names can go. A `-wal` still there (a file SQLite could not convert) is needed by
+        // name, so that copy stays until ``close()``.
+        sqlite3_exec(db, "PRAGMA schema_version", nil, nil, nil)
+        if !fm.fileExists(atPath: copy.path + "-wal") { try? fm.removeItem(at: directory) }
+    }
+
+    /// The name every private copy's directory starts with, followed by the pid of the process
+    /// that made it.
+    static let copyPrefix = "reading-import-"
+
+    /// Removes the private copies in `parent` whose process no longer runs (killed before it
+    /// removed its copy): `reading-import-<pid>-…` where `kill(pid, 0)` says no such process.
+    static func removeCopiesOfEndedProcesses(in parent: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent.path) else { return }
+        for name in names where name.hasPrefix(copyPrefix) {
+            let rest = name.dropFirst(copyPrefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0, pid != getpid() else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let path = parent.appendingPathComponent(name)
+            // Only a directory holding a copy (never a file or link of that name).
+            var info = stat()
+            guard lstat(path.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { continue }
+            try? FileManager.default.removeItem(at: path)
+        }
     }
 
     deinit { close() }
 
-    /// Closes the connection and removes the private copy (also done when the reader is
-    /// released, so every exit path, a thrown error included, removes it).
+    /// Closes the connection and removes what is left of the private copy (usually nothing: its
+    /// names are removed once it is open; also done when the reader is released, so every exit
+    /// path, a thrown error included, removes it).
     func close() {
         if let db { sqlite3_progress_handler(db, 0, nil, nil) }
         sqlite3_close(db); db = nil

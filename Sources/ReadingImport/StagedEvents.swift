@@ -4,8 +4,8 @@ import ReadingEvents
 /// An import's events, staged on disk as they are made so that memory does not grow with the
 /// file: each envelope is written once (its stream name, then the log's own stored value,
 /// ``BinaryEventCodec/encode(_:)``, read back by the log's fast decoder) to a private temporary
-/// file (mode 0600; reading history is personal), and only its event ID, order key and place in
-/// the file stay in memory (40 bytes an event). The file is unlinked as soon as it is created
+/// file (mode 0600; reading history is personal), and only its order key, book number and place
+/// in the file stay in memory (24 bytes an event; the event ID is staged with the event). The file is unlinked as soon as it is created
 /// (only its descriptor reaches it) and closed when the last ``ImportResult`` holding it is
 /// released, so no exit, a kill included, leaves it behind.
 ///
@@ -14,11 +14,10 @@ import ReadingEvents
 final class StagedEvents: Sendable {
     /// Where one envelope is, and where it sorts.
     struct Entry {
-        var eventID: UUID
         var key: Int64
-        var book: Int32
         var offset: Int64
         var length: UInt32
+        var book: Int32
     }
 
     let url: URL
@@ -45,13 +44,16 @@ final class StagedEvents: Sendable {
             guard read == Int(entry.length) else {
                 throw ImportError.unreadable(path: url.path, detail: "the staged events could not be read back: \(String(cString: strerror(errno)))")
             }
-            // The stream's name (its length in the first byte), then the stored value.
+            // The stream's name (its length in the first byte), the event ID, then the stored value.
             let nameLength = Int(bytes[0])
-            guard nameLength + 1 <= bytes.count, let stream = StreamID(String(decoding: bytes[1...nameLength], as: UTF8.self)) else {
+            guard nameLength + 17 <= bytes.count, let stream = StreamID(String(decoding: bytes[1...nameLength], as: UTF8.self)) else {
                 throw ImportError.unreadable(path: url.path, detail: "the staged events are damaged")
             }
-            let envelope = try bytes[(nameLength + 1)...].withUnsafeBytes { value in
-                try BinaryEventCodec.decode(value, position: 0, eventID: EventID(entry.eventID), stream: stream, streamVersion: 0)
+            let i = nameLength + 1
+            let eventID = UUID(uuid: (bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3], bytes[i + 4], bytes[i + 5], bytes[i + 6], bytes[i + 7],
+                                      bytes[i + 8], bytes[i + 9], bytes[i + 10], bytes[i + 11], bytes[i + 12], bytes[i + 13], bytes[i + 14], bytes[i + 15]))
+            let envelope = try bytes[(i + 16)...].withUnsafeBytes { value in
+                try BinaryEventCodec.decode(value, position: 0, eventID: EventID(eventID), stream: stream, streamVersion: 0)
             }
             batch.append(envelope)
             if batch.count == size {
@@ -94,10 +96,14 @@ final class StagedEvents: Sendable {
             guard failure == nil else { return }
             let name = Array(envelope.stream.description.utf8)
             let value = BinaryEventCodec.encode(envelope)
-            let bytes = [UInt8(name.count)] + name + value
-            entries.append(Entry(eventID: envelope.eventID.uuid, key: key.microseconds, book: Int32(truncatingIfNeeded: book),
-                                 offset: written + Int64(buffer.count), length: UInt32(bytes.count)))
-            buffer.append(contentsOf: bytes)
+            let id = envelope.eventID.uuid.uuid
+            let offset = written + Int64(buffer.count)
+            buffer.append(UInt8(name.count))
+            buffer.append(contentsOf: name)
+            buffer.append(contentsOf: [id.0, id.1, id.2, id.3, id.4, id.5, id.6, id.7, id.8, id.9, id.10, id.11, id.12, id.13, id.14, id.15])
+            buffer.append(contentsOf: value)
+            entries.append(Entry(key: key.microseconds, offset: offset, length: UInt32(written + Int64(buffer.count) - offset),
+                                 book: Int32(truncatingIfNeeded: book)))
             if buffer.count >= 1 << 20 { flush() }
         }
 
@@ -116,11 +122,13 @@ final class StagedEvents: Sendable {
             buffer.removeAll(keepingCapacity: true)
         }
 
-        /// The staged events in the order `areInOrder` gives, or the first write error.
-        func finish(ordered areInOrder: (Entry, Int, Entry, Int) -> Bool) throws(ImportError) -> StagedEvents {
+        /// The staged events in the order `areInOrder` gives (sorted in place: an entry's offset
+        /// grows with the order of appending, so it breaks ties as that order), or the first write error.
+        func finish(ordered areInOrder: (Entry, Entry) -> Bool) throws(ImportError) -> StagedEvents {
             flush()
             if let failure { throw failure }
-            let ordered = entries.enumerated().sorted { areInOrder($0.element, $0.offset, $1.element, $1.offset) }.map(\.element)
+            entries.sort(by: areInOrder)
+            let ordered = entries
             entries = []
             let staged = StagedEvents(url: url, descriptor: descriptor, entries: ordered)
             descriptor = -1   // owned by `staged` now

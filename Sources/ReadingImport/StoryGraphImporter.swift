@@ -13,8 +13,8 @@ import ReadingEvents
 enum StoryGraphImporter {
     static let required = ["Title", "Authors", "Read Status", "Dates Read"]
 
-    static func read(text: String, options: ImportOptions, progress: ImportProgress?) throws(ImportError) -> ImportResult {
-        try ImportPlan.readCSV(text, source: .storygraph, describedAs: "a StoryGraph export", required: required, options: options,
+    static func read(_ csv: CSVTable.Source, options: ImportOptions, progress: ImportProgress?) throws(ImportError) -> ImportResult {
+        try ImportPlan.readCSV(csv, source: .storygraph, describedAs: "a StoryGraph export", required: required, options: options,
                                progress: progress, row: importRow)
     }
 

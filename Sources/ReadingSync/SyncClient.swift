@@ -622,7 +622,7 @@ public final class SyncClient: Sendable {
         }
         var request = URLRequest(url: url)
         request.httpMethod = method
-        request.timeoutInterval = 30
+        request.timeoutInterval = requestTimeout
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = body
@@ -644,13 +644,47 @@ public final class SyncClient: Sendable {
             } catch let error as SyncError {
                 throw error
             } catch {
-                failure = SyncError(status: 0, code: "transport", message: "\(error)")
+                failure = SyncError(status: 0, code: "transport", message: transportReason(error, url: url))
             }
             guard failure.isRetryable, attempt < attempts else { throw failure }
             try await Task.sleep(nanoseconds: delay)
             delay = min(delay * 2, 3_000_000_000)
         }
     }
+
+    /// One line naming the real cause of a request that got no answer: the host and port, and
+    /// what happened (connection refused, timeout, a host name not found, ...), never a raw
+    /// `NSError` dump.
+    static func transportReason(_ error: any Error, url: URL) -> String {
+        let host = url.host ?? "?"
+        let port = url.port ?? (url.scheme == "https" ? 443 : 80)
+        let place = "\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        // URLError, or the NSError in NSURLErrorDomain that URLSession on Linux may throw.
+        let ns = error as NSError
+        let code: URLError.Code
+        if let urlError = error as? URLError { code = urlError.code } else if ns.domain == NSURLErrorDomain,
+                                                                              let known = URLError.Code(rawValue: ns.code) {
+            code = known
+        } else {
+            return "no answer from \(place): \(ns.localizedDescription) (\(ns.domain) \(ns.code))"
+        }
+        switch code {
+        case .cannotConnectToHost: return "connection refused at \(place) (is the server running?)"
+        case .timedOut: return "no answer from \(place) within \(Int(requestTimeout)) s (timeout)"
+        case .cannotFindHost, .dnsLookupFailed: return "the host name \(host) was not found (DNS)"
+        case .networkConnectionLost: return "the connection to \(place) was lost before the answer"
+        case .notConnectedToInternet: return "no network connection (to reach \(place))"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+             .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired:
+            return "the TLS connection to \(place) failed (certificate or handshake)"
+        case .badServerResponse: return "\(place) sent an answer that is not HTTP"
+        case .unsupportedURL: return "\(url.absoluteString) is not a URL the client can reach (http or https)"
+        default: return "no answer from \(place): URL error \(code.rawValue)"
+        }
+    }
+
+    /// Seconds a request waits for an answer.
+    static let requestTimeout: Double = 30
 
     static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         let decoder = JSONDecoder()

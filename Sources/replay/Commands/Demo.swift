@@ -20,14 +20,19 @@ extension Replay {
         // below, instead of being taken for an option ("Missing value").
         @Option(parsing: .unconditional, help: "Number of readers (1 ... 10000).") var readers: Int = 4
         @Option(parsing: .unconditional, help: "Days of history per reader (1 ... 3650).") var days: Int = 120
-        @Option(parsing: .unconditional, help: "Write at least this many events, adding readers in batches of 50 (overrides --readers; e.g. 1000000 for benchmarks).") var events: Int?
+        @Option(parsing: .unconditional, help: "Write at least this many events (1 ... 10000000), adding readers in batches of 50 (overrides --readers; e.g. 1000000 for benchmarks).") var events: Int?
         @Option(parsing: .unconditional, help: "The seed of the generator (a whole number 0 ... 18446744073709551615).",
                 transform: Self.seed) var seed: UInt64 = 20_261_121
-        @Option(parsing: .unconditional, help: "Events appended per write transaction (at least 1).") var chunk: Int = 5_000
+        @Option(parsing: .unconditional, help: "Events appended per write transaction (1 ... 1000000).") var chunk: Int = 5_000
 
         /// The most readers `--readers` takes: 10,000 (about 4 million events at the default 120
         /// days; `--events` scales a history further, 50 readers at a time).
         static let maxReaders = 10_000
+        /// The most events `--events` asks for: 10,000,000 (ten times the benchmarks' million; a
+        /// few minutes of writing), so a mistyped number is refused instead of running for ever.
+        static let maxEvents = 10_000_000
+        /// The most events `--chunk` puts in one write transaction.
+        static let maxChunk = 1_000_000
 
         /// Parses --seed, naming the rule when the text is not a seed.
         static func seed(_ text: String) throws -> UInt64 {
@@ -44,8 +49,12 @@ extension Replay {
                 throw ValidationError("--readers must be at most \(Self.maxReaders), not \(readers); use --events to write more")
             }
             guard (1...3650).contains(days) else { throw ValidationError("--days must be in 1 ... 3650, not \(days)") }
-            if let events { guard events >= 1 else { throw ValidationError("--events must be at least 1, not \(events)") } }
+            if let events {
+                guard events >= 1 else { throw ValidationError("--events must be at least 1, not \(events)") }
+                guard events <= Self.maxEvents else { throw ValidationError("--events must be at most \(Self.maxEvents), not \(events)") }
+            }
             guard chunk >= 1 else { throw ValidationError("--chunk must be at least 1, not \(chunk)") }
+            guard chunk <= Self.maxChunk else { throw ValidationError("--chunk must be at most \(Self.maxChunk), not \(chunk)") }
         }
 
         func run() throws {
