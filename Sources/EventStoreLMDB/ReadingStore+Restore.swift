@@ -192,11 +192,11 @@ extension ReadingStore {
             // The old origin's slot is freed; an alias entry of it keeps naming the record (the
             // mark of a record whose own origin was given up).
             _ = try txn.delete(sync.origins, (old, entry.sequence))
-            try txn.put(sync.aliases, (old, entry.sequence), (entry.position, envelope.recordedAt))
+            try txn.put(sync.aliases, (old, entry.sequence), (entry.position, envelope.recordedAt, nil))
             try txn.put(sync.origins, (new, origin.sequence), (entry.position, origin.stamp))
-            try txn.put(sync.aliases, (new, origin.sequence), (entry.position, next.recordedAt))
+            try txn.put(sync.aliases, (new, origin.sequence), (entry.position, next.recordedAt, nil))
             if try txn.get(sync.placement, entry.position) == nil {
-                try txn.put(sync.placement, entry.position, (origin, next.recordedAt))
+                try txn.put(sync.placement, entry.position, (origin, next.recordedAt, nil))
             }
             readers.insert(envelope.reader)
         }
