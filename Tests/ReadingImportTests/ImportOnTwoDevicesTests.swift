@@ -107,9 +107,21 @@ import Testing
         let held = try phone.changes(since: VersionVector(), limit: .max)
         #expect(held.count == 5)
         let forger = ReplicaID(UUID(uuidString: "00000000-0000-4000-8000-00000000F0F0")!)
-        let forged = held.enumerated().map { index, envelope in
+        // Tiny stamps (the finding's forgery) break the stamp rule: refused at the door, whole.
+        let tiny = held.enumerated().map { index, envelope in
             var copy = envelope
             copy.origin = EventOrigin(stamp: UInt64(held.count - index), replica: forger, sequence: UInt64(index + 1))
+            return copy
+        }
+        let refusal = #expect(throws: MergeRejection.self) { try phone.importHistory(tiny) }
+        #expect(refusal?.field == "origin.stamp", "\(String(describing: refusal))")
+        #expect(try phone.viewDigest() == digest)
+        // Within the stamp rule (each stamp at most a day after its recordedAt) but in reversed
+        // order: the placement rule keeps every event where its first copy put it.
+        let forged = held.enumerated().map { index, envelope in
+            var copy = envelope
+            let lead = UInt64(held.count - index) * 1_000_000
+            copy.origin = EventOrigin(stamp: UInt64(envelope.recordedAt.microseconds) + lead, replica: forger, sequence: UInt64(index + 1))
             return copy
         }
         let outcome = try phone.importHistory(forged)

@@ -32,6 +32,10 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     /// The requests received so far.
     var requests: [Request] { lock.withLock { received } }
 
+    /// The requests received so far other than `GET /v1/partners` (a sync's pull asks for the
+    /// reader's partners once, to keep only their events).
+    var pulls: [Request] { requests.filter { !$0.target.hasPrefix("/v1/partners") } }
+
     init(handler: @escaping @Sendable (Request) -> (status: Int, body: String)) throws {
         self.handler = handler
         #if canImport(Glibc)

@@ -46,6 +46,7 @@ final class FakeServerState: @unchecked Sendable {
     /// bytes (413 `body_too_large` beyond, as the real server answers); pulls bring nothing.
     static func pushServer(limit: Int, _ state: FakeServerState) throws -> LoopbackHTTPServer {
         try LoopbackHTTPServer { request in
+            if request.target.hasPrefix("/v1/partners") { return (200, #"{"partners":[]}"#) }
             let empty = #"{"events":[],"next":"c1","more":false}"#
             guard request.method == "POST" else { return (200, empty) }
             guard request.body.count <= limit else {
@@ -123,7 +124,8 @@ final class FakeServerState: @unchecked Sendable {
         let store = try ReadingStore.open(at: dir.child("phone"))
         // Bounded by the test too: after 200 requests it answers "more": false.
         let counter = FakeServerState()
-        let server = try LoopbackHTTPServer { _ in
+        let server = try LoopbackHTTPServer { request in
+            if request.target.hasPrefix("/v1/partners") { return (200, #"{"partners":[]}"#) }
             counter.add([EventID()])
             return (200, #"{"events":[],"next":"c1","more":\#(counter.stored.count < 200)}"#)
         }
@@ -131,7 +133,7 @@ final class FakeServerState: @unchecked Sendable {
         let client = try SyncClient(store: store, server: server.url, token: Self.token(reader), maxAttempts: 1)
         let error = await #expect(throws: SyncError.self) { try await client.sync() }
         #expect(error?.code == "pull_no_progress" && error?.message.contains("more") == true, "\(String(describing: error))")
-        #expect(server.requests.count <= 2, "\(server.requests.count) requests")
+        #expect(server.pulls.count <= 2, "\(server.pulls.count) requests")
     }
 
     /// A server that answers every pull with one event (held after the first) under a new
@@ -147,6 +149,7 @@ final class FakeServerState: @unchecked Sendable {
         let store = try ReadingStore.open(at: dir.child("tablet"))
         let counter = FakeServerState()
         let server = try LoopbackHTTPServer { request in
+            if request.target.hasPrefix("/v1/partners") { return (200, #"{"partners":[]}"#) }
             counter.add([EventID()])
             let n = counter.stored.count
             return (200, #"{"events":[{"reader":"\#(reader.uuid.uuidString)","arrival":\#(n),"eventID":"\#(record.eventID)","record":"\#(encoded)"}],"next":"c\#(n)","more":\#(n < 1_500)}"#)
@@ -156,7 +159,7 @@ final class FakeServerState: @unchecked Sendable {
         let error = await #expect(throws: SyncError.self) { try await client.sync() }
         #expect(error?.code == "pull_page_limit" && error?.message.contains("sync again") == true, "\(String(describing: error))")
         // 1,000: the client's default `maxPullPages`.
-        #expect(server.requests.count == 1_000, "\(server.requests.count) requests")
+        #expect(server.pulls.count == 1_000, "\(server.pulls.count) requests")
         #expect(try store.events().map(\.eventID) == [record.eventID])
         #expect(try store.transportState("sync-server \(server.url.absoluteString) \(reader) cursor").map { String(decoding: $0, as: UTF8.self) }
                 == "c1000")
