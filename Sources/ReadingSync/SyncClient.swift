@@ -477,8 +477,11 @@ public final class SyncClient: Sendable {
         var total = MergeResult()
         var first = first
         // Only this reader's and its partners' events merge; a record of any other reader (a
-        // reader never paired) is kept in the quarantine.
-        let readers = Set([reader] + (try await partners()))
+        // reader never paired) is kept in the quarantine. The partners are asked for once, and
+        // only when a page holds another reader's events (a sync of the reader's own events
+        // stays one request).
+        var readers: Set<ReaderID> = [reader]
+        var askedForPartners = false
         var pages = 0
         var cursor = try store.transportState(stateKey("cursor")).map { String(decoding: $0, as: UTF8.self) }
         while true {
@@ -498,6 +501,10 @@ public final class SyncClient: Sendable {
                 do { envelopes.append(try BinaryEventCodec.decodeRecord([UInt8](bytes))) } catch {
                     throw SyncError(status: 200, code: "malformed_response", field: "events[\(index)].record", message: error.description)
                 }
+            }
+            if !askedForPartners, envelopes.contains(where: { !readers.contains($0.reader) }) {
+                readers.formUnion(try await partners())
+                askedForPartners = true
             }
             total = total + (try store.merge(envelopes, readers: readers))
             try store.setTransportState(stateKey("cursor"), Array(page.next.utf8))

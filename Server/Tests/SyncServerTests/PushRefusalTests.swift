@@ -67,9 +67,10 @@ struct PushRefusalTests {
         let phone = try await TestDevice.registerFirst(fixture.baseURL, reader: reader)
         #expect(try await phone.push(Array(events.prefix(10))).status == 200)
 
-        // A new event ID under a stored event's (replica, sequence): a copied store's record.
+        // A new event ID under a stored event's (replica, sequence): a copied store's record (its
+        // own stamp, which keeps the stamp rule, so that only the origin rule refuses it).
         var copy = events[12]
-        copy.origin = events[3].origin
+        copy.origin = EventOrigin(stamp: copy.origin?.stamp ?? UInt64(copy.recordedAt.microseconds), replica: events[3].origin!.replica, sequence: events[3].origin!.sequence)
         let reply = try await phone.push([events[10], copy])
         #expect(reply.status == 409, "\(reply.text)")
         #expect(reply.error == "origin_taken")
@@ -77,7 +78,7 @@ struct PushRefusalTests {
         #expect(try fixture.storedEventCount() == 10)
         // Two new events of one batch under one (replica, sequence).
         var twin = events[13]
-        twin.origin = events[12].origin
+        twin.origin = EventOrigin(stamp: twin.origin?.stamp ?? UInt64(twin.recordedAt.microseconds), replica: events[12].origin!.replica, sequence: events[12].origin!.sequence)
         let inBatch = try await phone.push([events[12], events[11], twin])
         #expect(inBatch.status == 409, "\(inBatch.text)")
         #expect(inBatch.field == "events[2].record.origin.sequence")
@@ -105,7 +106,7 @@ struct PushRefusalTests {
         var byIndex = 0
         for pair in 0..<30 {
             var copy = events[30 + pair]
-            copy.origin = events[pair].origin
+            copy.origin = EventOrigin(stamp: copy.origin?.stamp ?? UInt64(copy.recordedAt.microseconds), replica: events[pair].origin!.replica, sequence: events[pair].origin!.sequence)
             async let first = phone.push([events[pair]])
             async let second = tablet.push([copy])
             let replies = try await [first, second]
@@ -147,7 +148,7 @@ struct PushRefusalTests {
         var (_, template, _) = try pagesRead(bobsOwn)
         template.eventID = EventID()
         var copied = template
-        copied.origin = alicesShared.origin
+        copied.origin = EventOrigin(stamp: copied.origin?.stamp ?? UInt64(copied.recordedAt.microseconds), replica: alicesShared.origin!.replica, sequence: alicesShared.origin!.sequence)
         let copiedReply = try await bobDevice.push([copied])
         #expect(copiedReply.status == 409, "\(copiedReply.text)")
         #expect(copiedReply.field == "events[0].record.origin.sequence")

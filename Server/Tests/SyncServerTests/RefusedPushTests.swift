@@ -27,7 +27,8 @@ struct RefusedPushTests {
         let tablet = try ReadingStore.open(at: root.appendingPathComponent("tablet"))
         try tablet.importHistory(Array(history.dropFirst(2)).map { var e = $0; e.origin = nil; return e })
         var clash = history[1]
-        clash.origin = foreign.origin
+        // Its own stamp (within the stamp rule), the (replica, sequence) of the server's event.
+        clash.origin = EventOrigin(stamp: UInt64(clash.recordedAt.microseconds), replica: foreign.origin!.replica, sequence: foreign.origin!.sequence)
         #expect(try tablet.merge([clash]).appended == 1)
 
         let registration = try await SyncClient.register(server: server, reader: ReaderID(reader), deviceName: "tablet",
