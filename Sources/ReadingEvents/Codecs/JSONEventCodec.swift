@@ -19,17 +19,33 @@ import Foundation
 public enum JSONEventCodec {
     /// The envelope as one JSON object, UTF-8, without a line break.
     public static func encode(_ envelope: EventEnvelope) -> [UInt8] {
+        do {
+            return Array(try encoder().encode(Line(envelope: envelope)))
+        } catch {
+            preconditionFailure("an event did not encode as JSON: \(error)")
+        }
+    }
+
+    /// The `data` object of an event's line alone, keys sorted as in ``encode(_:)``; `nil` for an
+    /// event this build does not know (its line carries `"data":null` and a `rawPayload`).
+    public static func encodeData(_ event: ReadingEvent) -> [UInt8]? {
+        if case .unknown = event { return nil }
+        do {
+            return Array(try encoder().encode(Payload(event: event)))
+        } catch {
+            preconditionFailure("an event's data did not encode as JSON: \(error)")
+        }
+    }
+
+    /// The encoder of lines and their `data`: keys sorted, `/` not escaped.
+    private static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Validated events hold finite numbers only; should one not, it must not stop an export:
         // the line then carries a string the decoder rejects with a typed error.
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        do {
-            return Array(try encoder.encode(Line(envelope: envelope)))
-        } catch {
-            preconditionFailure("an event did not encode as JSON: \(error)")
-        }
+        return encoder
     }
 
     /// The envelope as one JSON line, without a line break.
@@ -98,40 +114,55 @@ private struct Line: Encodable {
             try c.encode(origin.sequence, forKey: .sequence)
             try c.encode(origin.stamp, forKey: .stamp)
         }
-        switch e.event {
-        case .bookAdded(let p): try c.encode(p, forKey: .data)
-        case .metadataCorrected(let p): try c.encode(p, forKey: .data)
-        case .bookRemoved(let p): try c.encode(p, forKey: .data)
-        case .statusChanged(let p): try c.encode(p, forKey: .data)
-        case .goalSet(let p): try c.encode(p, forKey: .data)
-        case .goalChanged(let p): try c.encode(p, forKey: .data)
-        case .goalDeleted(let p): try c.encode(p, forKey: .data)
-        case .pagesRead(let p): try c.encode(p, forKey: .data)
-        case .progressCorrected(let p): try c.encode(p, forKey: .data)
-        case .readThroughStarted(let p): try c.encode(p, forKey: .data)
-        case .sessionStarted(let p): try c.encode(p, forKey: .data)
-        case .sessionPaused(let p): try c.encode(p, forKey: .data)
-        case .sessionResumed(let p): try c.encode(p, forKey: .data)
-        case .sessionFinished(let p): try c.encode(p, forKey: .data)
-        case .sessionDiscarded(let p): try c.encode(p, forKey: .data)
-        case .bookFinished(let p): try c.encode(p, forKey: .data)
-        case .finishUndone(let p): try c.encode(p, forKey: .data)
-        case .sentenceCollected(let p): try c.encode(p, forKey: .data)
-        case .sentenceEdited(let p): try c.encode(p, forKey: .data)
-        case .sentenceRemoved(let p): try c.encode(p, forKey: .data)
-        case .memoWritten(let p): try c.encode(p, forKey: .data)
-        case .memoEdited(let p): try c.encode(p, forKey: .data)
-        case .memoRemoved(let p): try c.encode(p, forKey: .data)
-        case .ratingSet(let p): try c.encode(p, forKey: .data)
-        case .ratingCleared(let p): try c.encode(p, forKey: .data)
-        case .bookLiked(let p): try c.encode(p, forKey: .data)
-        case .bookUnliked(let p): try c.encode(p, forKey: .data)
-        case .homeOrderSet(let p): try c.encode(p, forKey: .data)
-        case .profileUpdated(let p): try c.encode(p, forKey: .data)
-        case .challengeSet(let p): try c.encode(p, forKey: .data)
-        case .unknown(let u):
+        if case .unknown(let u) = e.event {
             try c.encodeNil(forKey: .data)
             try c.encode(Data(u.payload).base64EncodedString(), forKey: .rawPayload)
+        } else {
+            try c.encode(Payload(event: e.event), forKey: .data)
+        }
+    }
+}
+
+/// The `data` object of a line: the payload of a known event (an unknown one encodes as `null`).
+private struct Payload: Encodable {
+    let event: ReadingEvent
+
+    func encode(to encoder: any Encoder) throws {
+        switch event {
+        case .bookAdded(let p): try p.encode(to: encoder)
+        case .metadataCorrected(let p): try p.encode(to: encoder)
+        case .bookRemoved(let p): try p.encode(to: encoder)
+        case .statusChanged(let p): try p.encode(to: encoder)
+        case .goalSet(let p): try p.encode(to: encoder)
+        case .goalChanged(let p): try p.encode(to: encoder)
+        case .goalDeleted(let p): try p.encode(to: encoder)
+        case .pagesRead(let p): try p.encode(to: encoder)
+        case .progressCorrected(let p): try p.encode(to: encoder)
+        case .readThroughStarted(let p): try p.encode(to: encoder)
+        case .sessionStarted(let p): try p.encode(to: encoder)
+        case .sessionPaused(let p): try p.encode(to: encoder)
+        case .sessionResumed(let p): try p.encode(to: encoder)
+        case .sessionFinished(let p): try p.encode(to: encoder)
+        case .sessionDiscarded(let p): try p.encode(to: encoder)
+        case .bookFinished(let p): try p.encode(to: encoder)
+        case .finishUndone(let p): try p.encode(to: encoder)
+        case .sentenceCollected(let p): try p.encode(to: encoder)
+        case .sentenceEdited(let p): try p.encode(to: encoder)
+        case .sentenceRemoved(let p): try p.encode(to: encoder)
+        case .memoWritten(let p): try p.encode(to: encoder)
+        case .memoEdited(let p): try p.encode(to: encoder)
+        case .memoRemoved(let p): try p.encode(to: encoder)
+        case .ratingSet(let p): try p.encode(to: encoder)
+        case .ratingCleared(let p): try p.encode(to: encoder)
+        case .bookLiked(let p): try p.encode(to: encoder)
+        case .bookUnliked(let p): try p.encode(to: encoder)
+        case .homeOrderSet(let p): try p.encode(to: encoder)
+        case .profileUpdated(let p): try p.encode(to: encoder)
+        case .challengeSet(let p): try p.encode(to: encoder)
+        case .unknown:
+            // Written by `Line` as `"data":null` beside its `rawPayload`; never reached from there.
+            var single = encoder.singleValueContainer()
+            try single.encodeNil()
         }
     }
 }

@@ -1,20 +1,15 @@
 import Foundation
 import ReadingEvents
 
-/// The payload of an event for the audit listing, as one JSON object: the export's `data`, or for
-/// an event this build does not know, its size and stored bytes (`{"rawPayload":"<base64>","bytes":N}`).
+/// The payload of an event for the audit listing, as one JSON object: the export's `data` (encoded
+/// once, by the export's own encoder), or for an event this build does not know, its size and stored
+/// bytes (`{"bytes":N,"rawPayload":"<base64>"}`).
 func auditFields(_ e: EventEnvelope) -> String {
     if case .unknown(let unknown) = e.event {
         return "{\"bytes\":\(unknown.payload.count),\"rawPayload\":\"\(Data(unknown.payload).base64EncodedString())\"}"
     }
-    let line = JSONEventCodec.encode(e)
-    // Re-encode only the `data` object of the export line; a known event always has one.
-    guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-          let data = object["data"], JSONSerialization.isValidJSONObject(data),
-          let bytes = try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-        return "null"
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    guard let data = JSONEventCodec.encodeData(e.event) else { return "null" }
+    return String(decoding: data, as: UTF8.self)
 }
 
 /// The local wall-clock time of an instant in its zone with its offset ("2026-03-01T21:30:00+09:00"),
