@@ -76,6 +76,8 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: [
                 "reading-sync-server",
+                // The `replay` CLI, built beside the tests: the CLI tests run it against the server.
+                .product(name: "replay", package: "ReadingHistory"),
                 // The migrations' own statements, to build a database of an older schema.
                 "SyncServerCore",
                 .product(name: "DemoHistory", package: "ReadingHistory"),

@@ -16,8 +16,11 @@ import TestSupport
         return sums
     }
 
-    @Test(arguments: ["stats", "show", "audit", "export"])
-    func aReadCommandNeverWritesIntoAnEnvironmentThatIsNotAStore(command: String) throws {
+    @Test(arguments: [["stats"], ["show"], ["audit"], ["export"],
+                      // A new device's sync creates a store in a new or empty directory only
+                      // (issue 38), never in another program's environment or an empty one.
+                      ["sync", "run", "--server", "http://127.0.0.1:1", "--token", "5b0e7c2a-3f1d-4e8a-9c61-0d2b7a4f9e13.secret"]])
+    func aReadCommandNeverWritesIntoAnEnvironmentThatIsNotAStore(command: [String]) throws {
         try withTempDirectory { dir in
             let foreign = dir.child("foreign")
             try FileManager.default.createDirectory(at: foreign, withIntermediateDirectories: true)
@@ -35,7 +38,7 @@ import TestSupport
                 let before = try Self.checksums(directory)
                 let process = Process()
                 process.executableURL = replay
-                process.arguments = [command, "--store", directory.path]
+                process.arguments = command + ["--store", directory.path]
                 let errors = Pipe()
                 process.standardError = errors
                 process.standardOutput = Pipe()

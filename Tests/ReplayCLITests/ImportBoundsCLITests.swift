@@ -137,4 +137,22 @@ import Glibc
             #expect(!run.stderr.contains(dump), "\(run.stderr)")
         }
     }
+
+    /// A new device's first `sync --server` creates its store in a new or empty directory (issue
+    /// 38); when that sync fails before anything arrived (here nothing listens) the store is
+    /// removed again: a new directory (and its new parent) stays absent, an empty one empty.
+    /// Before, both said "no store at PATH" without reaching the server.
+    @Test func aFailedFirstSyncLeavesANewOrEmptyDirectoryAsItWas() throws {
+        let dir = try CLITempDirectory(); defer { dir.remove() }
+        let missing = dir.path("new/device"), empty = dir.path("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        for store in [missing, empty] {
+            let run = try replay(["sync", "--server", "http://127.0.0.1:1", "--token", "\(Self.reader).secret", "--store", store])
+            #expect(run.status == 1, "\(run)")
+            #expect(run.stderrLines.count == 1, "\(run.stderr)")
+            #expect(run.stderr.contains("connection refused at 127.0.0.1:1"), "\(run.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("new")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty)
+    }
 }

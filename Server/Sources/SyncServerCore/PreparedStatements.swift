@@ -20,7 +20,13 @@ struct PushStatement: PostgresPreparedStatement {
                                      $9::bytea[], $10::bytea[])
                               WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
             ), known AS (
-                SELECT event_id, reader_id, replica, sequence, fact FROM events WHERE event_id = ANY($2::uuid[])
+                -- One index look-up per distinct ID (`OFFSET 0` keeps the subquery a per-row scan,
+                -- not a join the planner may turn into a hash join): a plan that does not depend
+                -- on statistics. `event_id = ANY($2)` over partitions that autovacuum has not
+                -- analyzed yet is estimated at every row (each element at 1/200 of the table), and
+                -- a fresh deployment read every partition sequentially per push (issue 38).
+                SELECT k.* FROM (SELECT DISTINCT id FROM unnest($2::uuid[]) AS u(id)) AS q CROSS JOIN LATERAL (
+                    SELECT event_id, reader_id, replica, sequence, fact FROM events WHERE event_id = q.id OFFSET 0) AS k
             ), foreign_id AS (
                 SELECT event_id FROM known WHERE reader_id <> $1::uuid LIMIT 1
             ), held AS (

@@ -81,6 +81,11 @@ public func postgresConfiguration(url text: String) throws -> PostgresClient.Con
         configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
     }
     configuration.options.connectTimeout = .seconds(5)
+    // No JIT compilation: every statement of a request is short, and PostgreSQL decides to
+    // compile from the planner's cost estimate, which is highest exactly when statistics are
+    // missing (a fresh deployment before autovacuum's first ANALYZE): compiling the push
+    // statement took 300-400 ms there, against a few ms of work (issue 38).
+    configuration.options.additionalStartupParameters.append(("jit", "off"))
     return configuration
 }
 

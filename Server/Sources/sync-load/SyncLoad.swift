@@ -26,6 +26,9 @@ struct SyncLoad: AsyncParsableCommand {
     var databaseURL: String?
     @Option(help: "Simulated devices (one reader each).") var devices: Int = 1000
     @Option(help: "Seconds of load.") var seconds: Int = 20
+    @Option(name: .customLong("first-seconds"),
+            help: "The first seconds of the load, reported apart from the rest (a fresh database before autovacuum's first ANALYZE).")
+    var firstSeconds: Int = 30
     @Option(help: "Events per push.") var batch: Int = 10
     @Option(name: .customLong("ceiling-connections"), help: "Connections of the PostgreSQL ceiling run.")
     var ceilingConnections: Int = 20
@@ -100,6 +103,8 @@ struct SyncLoad: AsyncParsableCommand {
                         let query = separatePull ? "" : "?pull=1&limit=100" + (cursor.isEmpty ? "" : "&after=\(cursor)")
                         let push = try await send(http, .POST, server + "/v1/events" + query, token: token, body: body)
                         result.push.append(ContinuousClock.now - pushStart)
+                        result.pushes.append(PushSample(start: pushStart - started, latency: ContinuousClock.now - pushStart,
+                                                        status: push.status, events: batch))
                         guard push.status == 200 else { result.errors += 1; continue }
                         result.stored += batch
                         if !separatePull {
@@ -153,6 +158,20 @@ struct SyncLoad: AsyncParsableCommand {
         print("push latency p50 / p99          \(ms(p(pushes, 0.5))) / \(ms(p(pushes, 0.99)))")
         print("pull latency p50 / p99          \(ms(p(pulls, 0.5))) / \(ms(p(pulls, 0.99)))")
         print("PostgreSQL ceiling (same rows)  \(String(format: "%.0f", ceiling)) events/s  (INSERT of \(batch) rows per transaction, \(ceilingConnections) connections)")
+        // The first seconds apart from the rest: a fresh database is measured in its first state.
+        let samples = results.flatMap(\.pushes)
+        let first = Duration.seconds(firstSeconds)
+        for (name, window, length) in [("first \(firstSeconds) s", samples.filter { $0.start < first }, min(Double(firstSeconds), elapsedSeconds)),
+                                       ("after \(firstSeconds) s", samples.filter { $0.start >= first }, elapsedSeconds - Double(firstSeconds))]
+        where length > 0 {
+            let ok = window.filter { $0.status == 200 }
+            let latencies = window.map(\.latency).sorted()
+            let label = name.padding(toLength: 32, withPad: " ", startingAt: 0)
+            print("\(label)\(String(format: "%.0f", Double(ok.reduce(0) { $0 + $1.events }) / length)) events/s, "
+                  + "\(window.count) pushes, \(window.filter { $0.status == 503 }.count) answered 503, "
+                  + "\(window.count - ok.count - window.filter { $0.status == 503 }.count) other errors, "
+                  + "push p50 / p99 \(ms(p(latencies, 0.5))) / \(ms(p(latencies, 0.99)))")
+        }
         print("ratio server / ceiling          \(String(format: "%.2f", serverRate / ceiling))x  (target >= 0.5x)")
         func perThousand(_ seconds: Double?) -> String { seconds.map { String(format: "%.3f s", $0 / Double(max(stored, 1)) * 1000) } ?? "n/a" }
         print("cycle                           \(separatePull ? "push, then pull (2 requests)" : "push with pull=1 (1 request)")")
@@ -212,8 +231,17 @@ struct SyncLoad: AsyncParsableCommand {
     }
 }
 
+/// One push: when it started (from the start of the load), how long it took, the answer's status.
+struct PushSample: Sendable {
+    let start: Duration
+    let latency: Duration
+    let status: Int
+    let events: Int
+}
+
 struct DeviceResult: Sendable {
     var push: [Duration] = []
+    var pushes: [PushSample] = []
     var pull: [Duration] = []
     var stored = 0
     var pulled = 0

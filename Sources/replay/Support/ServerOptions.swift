@@ -13,10 +13,16 @@ struct ServerOptions: ParsableArguments {
     /// A client for `store` (`--server` is given: the commands check it in `validate()`).
     func client(store: ReadingStore) throws -> SyncClient {
         guard let server else { throw ValidationError("--server is required") }
+        let token = try resolvedToken()
+        return try talkingToServer { try SyncClient(store: store, server: server.url, token: token) }
+    }
+
+    /// `--token`, else `$READING_SYNC_TOKEN`; throws when neither is given.
+    func resolvedToken() throws -> String {
         guard let token = token ?? ProcessInfo.processInfo.environment["READING_SYNC_TOKEN"], !token.isEmpty else {
             throw ReplayError("no token: pass --token or set READING_SYNC_TOKEN (`replay sync register` prints one)")
         }
-        return try talkingToServer { try SyncClient(store: store, server: server.url, token: token) }
+        return token
     }
 }
 

@@ -35,4 +35,44 @@ struct StoreOptions: ParsableArguments {
         }
         return try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true))
     }
+
+    /// Opens the store, or creates one when the directory does not exist or is empty: the first
+    /// `sync run --server` of a new device, which then pulls the reader's history. A directory
+    /// that holds anything else, or an LMDB environment that is not a store, is refused
+    /// (``EventStoreError/notAStore(path:reason:)``) and left as it was. Returns what was created
+    /// here (`nil` for an existing store), to be undone by ``NewStore/remove()`` when the first
+    /// sync fails before the store holds anything.
+    func openCreatingWhenNew() throws -> (store: ReadingStore, created: NewStore?) {
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("data.mdb").path) {
+            return (try openExisting(), nil)
+        }
+        // The directories this call creates (the store's and any missing parents), deepest first.
+        var missing: [URL] = []
+        var directory = url.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: directory.path), directory.path != "/" {
+            missing.append(directory)
+            directory = directory.deletingLastPathComponent()
+        }
+        // `creating: false`: a new store only in a new or empty directory (EventLog's open tells
+        // them apart), never in an LMDB environment that another program left there.
+        let store = try ReadingStore.open(at: url, creating: false)
+        return (store, NewStore(directory: url, createdDirectories: missing))
+    }
+}
+
+/// A store that ``StoreOptions/openCreatingWhenNew()`` created in a new or empty directory.
+///
+/// `Sendable`: constant URLs.
+struct NewStore: Sendable {
+    /// The store's directory.
+    let directory: URL
+    /// The directories created for it, deepest first (empty when the directory existed, empty).
+    let createdDirectories: [URL]
+
+    /// Removes the store's files and the directories created for it, leaving the path as it was
+    /// before (a new directory absent, an empty one empty). Anything else found there stays.
+    func remove() {
+        for file in ["data.mdb", "lock.mdb"] { unlink(directory.appendingPathComponent(file).path) }
+        for created in createdDirectories { rmdir(created.path) }
+    }
 }

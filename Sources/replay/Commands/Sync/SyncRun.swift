@@ -17,7 +17,11 @@ extension Replay.Sync {
 
                 With --server URL (and --token, or $READING_SYNC_TOKEN, from `replay sync register`): pushes this \
                 reader's events the server has not acknowledged, then pulls and merges what the device lacks \
-                (its other devices' events and partners' shared events); safe to interrupt and repeat.
+                (its other devices' events and partners' shared events); safe to interrupt and repeat. A new \
+                device's first sync creates its store when --store names a new or empty directory and pulls the \
+                reader's history (register the device first, with an existing device's token: \
+                `replay sync register --server URL --reader R --name NAME --token T`); a first sync that fails \
+                before anything arrived leaves the directory as it was.
                 """)
 
         @OptionGroup var options: StoreOptions
@@ -32,9 +36,7 @@ extension Replay.Sync {
 
         func run() async throws {
             guard let with else {
-                let client = try server.client(store: try options.openExisting())
-                let report = try await talkingToServer { try await client.sync() }
-                print("\(server.server?.description ?? ""): \(report)")
+                try await syncWithServer()
                 return
             }
             let other = URL(fileURLWithPath: with)
@@ -71,6 +73,26 @@ extension Replay.Sync {
                     ? "\(kept) event(s) are in the quarantine of one store and not the other (`replay sync quarantine` on each lists them)"
                     : "a store holds events without an origin (appended through the raw log), which never leave it"
                 throw ReplayError("views differ after the exchange (\(da) and \(db)): \(cause)")
+            }
+        }
+
+        /// `--server`: syncs the store, creating it first when `--store` names a new or empty
+        /// directory (a new device's first sync: it pulls the reader's history). Registers nothing:
+        /// the token names a device already registered. A new store that the first sync leaves
+        /// empty (a refused token, a server out of reach) is removed again.
+        func syncWithServer() async throws {
+            _ = try server.resolvedToken()  // before anything is created
+            let (store, created) = try options.openCreatingWhenNew()
+            do {
+                let client = try server.client(store: store)
+                let report = try await talkingToServer { try await client.sync() }
+                if created != nil {
+                    print("\(options.url.path): created a new store (replica \(store.replica)) for this device")
+                }
+                print("\(server.server?.description ?? ""): \(report)")
+            } catch {
+                if let created, (try? store.lastPosition()) == 0 { created.remove() }
+                throw error
             }
         }
 
