@@ -25,6 +25,8 @@
 #   SYNC_SOAK_SEEDS                 [3]    seeds of the randomized convergence test (devices, a
 #                                          partner, imports, copies, restores, injected records)        long: 200
 #   SYNC_SOAK_STEPS                 [120]  steps per seed                                              long: 300
+#   SYNC_OUTAGE_SECONDS             [20]   seconds the real sync server is down while two devices sync
+#                                          (Server package: `Server/Scripts/outage.sh`, 180)
 #   LMDB_SPILL_TEST                 [runs when the temp dir has 4 GiB free] a write transaction
 #                                          past LMDB's dirty room reads its spilled pages back          long: 1
 #   STRESS_CONFIG                   [release when testable imports build there, else debug]

@@ -35,6 +35,63 @@ public struct SyncError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// How a request that may succeed later (``SyncError/isRetryable``: no answer, 408, 429, 5xx) is
+/// sent again: a server that asks (`Retry-After`, seconds or an HTTP date, on 429 and 503) is
+/// waited for as long as it asks, up to ``maxRetryAfter``; otherwise the waits grow from
+/// ``initialBackoff`` (doubling, with jitter) up to ``maxBackoff``. A request gives up once the
+/// server has been unreachable or unavailable for ``maxOutage`` (5 minutes by default, counted
+/// from the request's first failure: the waits plus the time the failed attempts took), with
+/// one line naming the last cause, how long it lasted and how many attempts were made.
+///
+/// `Sendable`: durations and a `@Sendable` closure.
+public struct RetryPolicy: Sendable {
+    /// How long a request keeps trying while the server is unreachable or unavailable.
+    public var maxOutage: Duration
+    /// The first wait after a failure that says nothing (`Retry-After` absent).
+    public var initialBackoff: Duration
+    /// The longest wait after a failure that says nothing.
+    public var maxBackoff: Duration
+    /// The longest wait a `Retry-After` is followed for: a longer one waits this long and asks again.
+    public var maxRetryAfter: Duration
+    /// Waits; `Task.sleep` unless a test counts the waits instead. The outage is measured by
+    /// the waits asked for plus the time the attempts took, so an instant `sleep` changes no decision.
+    public var sleep: @Sendable (Duration) async throws -> Void
+
+    /// A policy; the defaults wait out an outage of 5 minutes, retrying at least every 10 s, and
+    /// follow a `Retry-After` of up to 60 s.
+    public init(maxOutage: Duration = .seconds(300), initialBackoff: Duration = .milliseconds(100),
+                maxBackoff: Duration = .seconds(10), maxRetryAfter: Duration = .seconds(60),
+                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+        self.maxOutage = maxOutage; self.initialBackoff = initialBackoff; self.maxBackoff = maxBackoff
+        self.maxRetryAfter = maxRetryAfter; self.sleep = sleep
+    }
+
+    /// The defaults: an outage of up to 5 minutes is waited out.
+    public static let standard = RetryPolicy()
+
+    /// The wait a `Retry-After` value asks for: delay-seconds (`120`) or an HTTP date
+    /// (`Wed, 21 Oct 2026 07:28:00 GMT`, also the obsolete RFC 850 and asctime forms), measured
+    /// from `now`; nil when the value is neither. A date in the past is no wait.
+    public static func retryAfter(_ value: String, now: Date = Date()) -> Duration? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            // Digits only: more than a day is a day (the wait is capped below anyway).
+            return .seconds(Int(text).map { min($0, 86_400) } ?? 86_400)
+        }
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) {
+                let seconds = max(0, min(date.timeIntervalSince(now), 86_400))
+                return .milliseconds(Int64(seconds * 1000))
+            }
+        }
+        return nil
+    }
+}
+
 /// A device's registration with the sync server.
 ///
 /// `Sendable`: values.
@@ -130,8 +187,9 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
 /// the pull cursor) is kept in the store (``ReadingStore/setTransportState(_:_:)``), saved after
 /// each acknowledged batch and merged page, so a sync interrupted anywhere (the app killed, the
 /// server or its database restarted) resumes where it stopped: a repeated push is skipped by the
-/// server, a repeated page by the merge. Failed requests that may succeed later are retried with
-/// backoff (``SyncError/isRetryable``). A record the server refuses (``RefusedRecord``) is kept
+/// server, a repeated page by the merge. Failed requests that may succeed later
+/// (``SyncError/isRetryable``) are retried as ``retry`` says: the server's `Retry-After` is
+/// followed, and an outage of up to 5 minutes is waited out (``RetryPolicy``). A record the server refuses (``RefusedRecord``) is kept
 /// aside and listed (``SyncReport/refused``, ``refusedRecords()``); it never stops the rest of the
 /// push or the pull.
 ///
@@ -158,8 +216,12 @@ public final class SyncClient: Sendable {
     public let maxPushBytes: Int
     /// Events per pull page (1 ... 1,000).
     public let pullPage: Int
-    /// Attempts per request before a retryable failure is thrown.
+    /// Attempts per request before a retryable failure is thrown (no bound by default:
+    /// ``retry``'s `maxOutage` bounds how long a request keeps trying).
     public let maxAttempts: Int
+    /// How failed requests are sent again, and how long an outage is waited out (5 minutes by
+    /// default; ``RetryPolicy``).
+    public let retry: RetryPolicy
     /// Pull pages per sync (1,000 by default: 500,000 events at 500 a page): a server that keeps
     /// answering `"more": true` stops the pull there (``SyncError`` `pull_page_limit`); what was
     /// merged is kept, and the next sync continues from the saved cursor.
@@ -184,8 +246,8 @@ public final class SyncClient: Sendable {
     ///   `maxPushBytes` below 1024, `maxAttempts` or `maxPullPages` below 1.
     public init(store: ReadingStore, server: URL, token: String, pushBatch: Int = 500, pullPage: Int = 500,
                 maxPushBytes: Int = SyncClient.defaultMaxPushBytes,
-                maxAttempts: Int = 6, maxPullPages: Int = 1_000, refusedRetryInterval: Duration = .seconds(3600),
-                session: URLSession = URLSession(configuration: .ephemeral)) throws {
+                maxAttempts: Int = .max, maxPullPages: Int = 1_000, refusedRetryInterval: Duration = .seconds(3600),
+                retry: RetryPolicy = .standard, session: URLSession = URLSession(configuration: .ephemeral)) throws {
         guard let dot = token.firstIndex(of: "."), let reader = ReaderID(uuidString: String(token[..<dot])) else {
             throw SyncError(status: 0, code: "token", field: "token", message: "a token is <reader UUID>.<secret>, as registration returns it")
         }
@@ -195,17 +257,21 @@ public final class SyncClient: Sendable {
         }
         self.store = store; self.server = server; self.token = token; self.reader = reader
         self.pushBatch = pushBatch; self.pullPage = pullPage; self.maxPushBytes = maxPushBytes
-        self.maxAttempts = maxAttempts; self.maxPullPages = maxPullPages; self.refusedRetryInterval = refusedRetryInterval; self.session = session
+        self.maxAttempts = maxAttempts; self.maxPullPages = maxPullPages; self.refusedRetryInterval = refusedRetryInterval
+        self.retry = retry; self.session = session
     }
 
     // MARK: Registration
 
     /// Registers a device: the first device of `reader` without a token (the first registration
     /// claims the reader ID), another device of the same reader with an existing device's token.
+    /// Failed attempts are retried as `retry` says (an outage of up to 5 minutes by default).
     public static func register(server: URL, reader: ReaderID, deviceName: String, token: String? = nil,
+                                retry: RetryPolicy = .standard,
                                 session: URLSession = URLSession(configuration: .ephemeral)) async throws -> DeviceRegistration {
         let data = try await request(session: session, server: server, token: token, method: "POST", path: "/v1/devices",
-                                     body: try JSONEncoder().encode(RegisterRequest(reader: reader.uuid, name: deviceName)), attempts: 6)
+                                     body: try JSONEncoder().encode(RegisterRequest(reader: reader.uuid, name: deviceName)),
+                                     attempts: .max, retry: retry)
         let answer = try decode(Registration.self, data)
         guard let reader = UUID(uuidString: answer.reader), let device = UUID(uuidString: answer.device) else {
             throw SyncError(status: 200, code: "malformed_response", field: "reader", message: "the registration's IDs are not UUIDs")
@@ -619,11 +685,13 @@ public final class SyncClient: Sendable {
 
     func send(_ method: String, _ path: String, body: Data?) async throws -> Data {
         try await Self.request(session: session, server: server, token: token, method: method, path: path, body: body,
-                               attempts: maxAttempts, counter: sent)
+                               attempts: maxAttempts, retry: retry, counter: sent)
     }
 
+    /// Sends a request; a retryable failure is sent again as `retry` says (``RetryPolicy``),
+    /// at most `attempts` times in all.
     static func request(session: URLSession, server: URL, token: String?, method: String, path: String, body: Data?,
-                        attempts: Int, counter: RequestCounter? = nil) async throws -> Data {
+                        attempts: Int, retry: RetryPolicy = .standard, counter: RequestCounter? = nil) async throws -> Data {
         guard let url = URL(string: server.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
             throw SyncError(status: 0, code: "url", message: "\(server)\(path) is not a URL")
         }
@@ -635,28 +703,59 @@ public final class SyncClient: Sendable {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        var delay: UInt64 = 100_000_000
+        let clock = ContinuousClock()
+        var backoff = retry.initialBackoff
+        // The outage so far: the waits asked for and the time the failed attempts took.
+        var outage = Duration.zero
         var attempt = 0
         while true {
             attempt += 1
             counter?.add()
             let failure: SyncError
+            var asked: Duration?
+            let started = clock.now
             do {
                 let (data, response) = try await session.data(for: request)
-                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                let http = response as? HTTPURLResponse
+                let status = http?.statusCode ?? 0
                 if (200..<300).contains(status) { return data }
                 let parsed = try? JSONDecoder().decode(ErrorBody.self, from: data)
                 failure = SyncError(status: status, code: parsed?.error ?? "http_\(status)", field: parsed?.field,
                                     message: parsed?.message ?? String(decoding: data.prefix(300), as: UTF8.self))
+                asked = http?.value(forHTTPHeaderField: "Retry-After").flatMap { RetryPolicy.retryAfter($0) }
             } catch let error as SyncError {
                 throw error
             } catch {
                 failure = SyncError(status: 0, code: "transport", message: transportReason(error, url: url))
             }
-            guard failure.isRetryable, attempt < attempts else { throw failure }
-            try await Task.sleep(nanoseconds: delay)
-            delay = min(delay * 2, 3_000_000_000)
+            outage += clock.now - started
+            guard failure.isRetryable, attempt < attempts else { throw gaveUp(failure, after: outage, attempts: attempt) }
+            let wait: Duration
+            if let asked {
+                // The server said when: that long (at least the first backoff, never a busy loop),
+                // up to `maxRetryAfter`; past the outage budget the request gives up now.
+                wait = max(min(asked, retry.maxRetryAfter), retry.initialBackoff)
+            } else {
+                wait = min(backoff * Double.random(in: 0.5...1), retry.maxOutage - outage)
+                backoff = min(backoff * 2, retry.maxBackoff)
+            }
+            guard wait > .zero, outage + wait <= retry.maxOutage else {
+                throw gaveUp(failure, after: outage, attempts: attempt,
+                             asked: asked.map { max(min($0, retry.maxRetryAfter), retry.initialBackoff) })
+            }
+            try await retry.sleep(wait)
+            outage += wait
         }
+    }
+
+    /// The failure a request ends with: the last one, its message saying how long the server was
+    /// unreachable or unavailable and how many attempts were made (one line).
+    static func gaveUp(_ failure: SyncError, after outage: Duration, attempts: Int, asked: Duration? = nil) -> SyncError {
+        guard attempts > 1 || asked != nil else { return failure }
+        let seconds = Double(outage.components.seconds) + Double(outage.components.attoseconds) / 1e18
+        var note = "gave up after \(String(format: "%.1f", seconds)) s and \(attempts) attempt\(attempts == 1 ? "" : "s")"
+        if let asked { note += "; the server asked to wait \(asked.components.seconds) s more, past the outage the client waits out" }
+        return SyncError(status: failure.status, code: failure.code, field: failure.field, message: "\(failure.message) (\(note))")
     }
 
     /// One line naming the real cause of a request that got no answer: the host and port, and

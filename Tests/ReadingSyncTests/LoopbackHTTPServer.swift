@@ -22,7 +22,14 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     /// The port it listens on.
     let port: UInt16
     private let listener: Int32
-    private let handler: @Sendable (Request) -> (status: Int, body: String)
+    /// An answer: the status, extra header lines (`Retry-After: 1`) and the JSON body.
+    struct Answer: Sendable {
+        var status: Int
+        var headers: [String: String] = [:]
+        var body: String
+    }
+
+    private let handler: @Sendable (Request) -> Answer
     private let lock = NSLock()
     private var received: [Request] = []
 
@@ -36,7 +43,15 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     /// reader's partners once, to keep only their events).
     var pulls: [Request] { requests.filter { !$0.target.hasPrefix("/v1/partners") } }
 
-    init(handler: @escaping @Sendable (Request) -> (status: Int, body: String)) throws {
+    convenience init(handler: @escaping @Sendable (Request) -> (status: Int, body: String)) throws {
+        try self.init(answering: { request in
+            let (status, body) = handler(request)
+            return Answer(status: status, body: body)
+        })
+    }
+
+    /// A server whose answers may carry header lines.
+    init(answering handler: @escaping @Sendable (Request) -> Answer) throws {
         self.handler = handler
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -112,9 +127,11 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         let request = Request(method: String(parts[0]), target: String(parts[1]),
                               body: Array(buffer[bodyStart..<(bodyStart + contentLength)]))
         lock.withLock { received.append(request) }
-        let (status, body) = handler(request)
+        let answer = handler(request)
+        let (status, body) = (answer.status, answer.body)
         let bytes = Array(body.utf8)
-        write(connection, "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Refused")\r\nContent-Type: application/json\r\n"
+        let extra = answer.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
+        write(connection, "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Refused")\r\nContent-Type: application/json\r\n" + extra
               + "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n" + body)
     }
 

@@ -124,15 +124,18 @@ import Glibc
     }
 
     /// `sync --server` on a closed port printed a raw `NSError` dump; now one line names the
-    /// cause and the place (connection refused at 127.0.0.1:1).
+    /// cause and the place (connection refused at 127.0.0.1:1). The client waits out an outage
+    /// of 5 minutes by default; `--max-outage 1` gives up after a second (issue 39), saying so.
     @Test func aClosedPortIsOneLineNamingTheCause() throws {
         let dir = try CLITempDirectory(); defer { dir.remove() }
         let store = dir.path("store")
         try replayOK(["demo", "--store", store, "--readers", "1", "--days", "3", "--quiet"])
-        let run = try replay(["sync", "--server", "http://127.0.0.1:1", "--token", "\(Self.reader).secret", "--store", store])
+        let run = try replay(["sync", "--server", "http://127.0.0.1:1", "--token", "\(Self.reader).secret", "--store", store,
+                              "--max-outage", "1"])
         #expect(run.status == 1, "\(run)")
         #expect(run.stderrLines.count == 1, "\(run.stderr)")
         #expect(run.stderr.contains("connection refused at 127.0.0.1:1"), "\(run.stderr)")
+        #expect(run.stderr.contains("gave up after"), "\(run.stderr)")
         for dump in ["Error Domain", "UserInfo", "NSError", "NSURLErrorDomain", "Code="] {
             #expect(!run.stderr.contains(dump), "\(run.stderr)")
         }
@@ -140,14 +143,15 @@ import Glibc
 
     /// A new device's first `sync --server` creates its store in a new or empty directory (issue
     /// 38); when that sync fails before anything arrived (here nothing listens) the store is
-    /// removed again: a new directory (and its new parent) stays absent, an empty one empty.
+    /// removed again (`--max-outage 1`: it gives up after a second): a new directory (and its new parent)
+    /// stays absent, an empty one empty.
     /// Before, both said "no store at PATH" without reaching the server.
     @Test func aFailedFirstSyncLeavesANewOrEmptyDirectoryAsItWas() throws {
         let dir = try CLITempDirectory(); defer { dir.remove() }
         let missing = dir.path("new/device"), empty = dir.path("empty")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
         for store in [missing, empty] {
-            let run = try replay(["sync", "--server", "http://127.0.0.1:1", "--token", "\(Self.reader).secret", "--store", store])
+            let run = try replay(["sync", "--server", "http://127.0.0.1:1", "--token", "\(Self.reader).secret", "--store", store, "--max-outage", "1"])
             #expect(run.status == 1, "\(run)")
             #expect(run.stderrLines.count == 1, "\(run.stderr)")
             #expect(run.stderr.contains("connection refused at 127.0.0.1:1"), "\(run.stderr)")

@@ -63,6 +63,14 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
                  "a reader has at most \(limit) invites that are neither used nor expired; wait for one to be used or to expire")
     }
 
+    /// 409 `partner_limit`: accepting the invite would give `reader` (the acceptor, or the
+    /// inviter) more than `limit` partners. The invite is not used up.
+    public static func partnerLimit(_ limit: Int, acceptor: Bool) -> APIError {
+        APIError(.conflict, "partner_limit",
+                 acceptor ? "a reader has at most \(limit) partners; end a partnership first"
+                          : "the inviter has \(limit) partners, the most a reader may have")
+    }
+
     /// 503 `unavailable`: the database cannot be reached now; the request may be sent again.
     static let unavailable = APIError(.serviceUnavailable, "unavailable", retryAfter: 1,
                                       "the database is unavailable; retry the request")

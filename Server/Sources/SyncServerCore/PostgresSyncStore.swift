@@ -391,7 +391,10 @@ public struct PostgresSyncStore: SyncStore {
             do {
                 var cursor = cursor
                 var scans: [(reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)] = []
-                for (source, groups) in try await Self.sources(of: reader, on: connection, logger: logger) {
+                let sources = try await Self.sources(of: reader, on: connection, logger: logger)
+                // Former partners' positions go: the cursor holds the reader and its partners now.
+                cursor.keep(only: Set(sources.map(\.reader)))
+                for (source, groups) in sources {
                     let after = cursor.positions[source] ?? 0
                     guard let groups else {
                         scans.append((source, after, "*", 0, ""))
@@ -457,7 +460,10 @@ public struct PostgresSyncStore: SyncStore {
     }
 
     /// Accepts an invite for `reader`: consumes it and pairs the two readers. Returns the inviter.
-    public func acceptInvite(code: String, reader: UUID) async throws -> UUID {
+    /// 409 `partner_limit` (the invite stays unused) when either reader has `partnerLimit`
+    /// partners already, counted under both readers' row locks (taken in reader order, so two
+    /// acceptances cannot pass the limit together or deadlock).
+    public func acceptInvite(code: String, reader: UUID, partnerLimit: Int) async throws -> UUID {
         let hash = ByteBuffer(bytes: Tokens.inviteHash(code))
         let inviter: UUID = try await transaction { connection in
             let rows = try await connection.query("""
@@ -473,6 +479,19 @@ public struct PostgresSyncStore: SyncStore {
             if expired { throw APIError(.gone, "invite_expired", field: "code", "this invite has expired") }
             if inviter == reader {
                 throw APIError(.badRequest, "own_invite", field: "code", "a reader cannot accept its own invite")
+            }
+            let counts = try await connection.query("""
+                WITH locked AS (
+                    SELECT reader_id FROM readers WHERE reader_id IN (\(inviter), \(reader)) ORDER BY reader_id FOR UPDATE
+                )
+                SELECT locked.reader_id,
+                       (SELECT count(*) FROM partnerships p WHERE p.reader_id = locked.reader_id),
+                       EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = \(reader) AND p.partner_id = \(inviter))
+                FROM locked
+                """, logger: logger).collect()
+            for row in counts {
+                let (who, partners, paired) = try row.decode((UUID, Int64, Bool).self)
+                if !paired && partners >= partnerLimit { throw APIError.partnerLimit(partnerLimit, acceptor: who == reader) }
             }
             try await connection.query("""
                 UPDATE invites SET used_by = \(reader), used_at = now()
@@ -619,6 +638,13 @@ public struct PullCursor: Sendable, Hashable {
         public var skipThrough: Int64
         /// See ``skipThrough``.
         public var skipGroups: Set<String>
+
+        /// A share: `groups`, and a restart that delivered `skipGroups` up to `skipThrough` (0: none).
+        public init(groups: Set<String>, skipThrough: Int64, skipGroups: Set<String>) {
+            self.groups = groups
+            self.skipThrough = skipThrough
+            self.skipGroups = skipGroups
+        }
     }
 
     /// A cursor from the given positions (empty: from the beginning).
@@ -652,10 +678,63 @@ public struct PullCursor: Sendable, Hashable {
         return share
     }
 
-    /// Parses a cursor; nil when it is not one this server wrote.
+    /// Drops the positions of every reader but `sources` (the reader and its partners now): a
+    /// former partner is never read again, so its position only grew the cursor (issue 39: past
+    /// about 140 former partners the server made a cursor it then refused). A partner paired
+    /// again is a new partnership: it is pulled from its first arrival, in the groups it shares
+    /// now (the device skips the events it holds).
+    public mutating func keep(only sources: Set<UUID>) {
+        positions = positions.filter { sources.contains($0.key) }
+        shares = shares.filter { sources.contains($0.key) }
+    }
+
+    /// The most bytes one reader adds to ``encoded``: a 16-byte UUID, two LEB128 numbers (at most
+    /// 9 bytes each: 63 bits), a flag byte and two group masks (2 bytes each), 39 bytes in
+    /// base64url (4 characters per 3 bytes). A cursor of the reader and `n` partners is at most
+    /// `(n + 1) × maxEncodedBytesPerReader + 4` bytes (the version byte and the last group).
+    public static let maxEncodedBytesPerReader = (16 + 9 + 1 + 2 + 9 + 2) * 4 / 3
+
+    /// The version byte of the binary form. The earlier text form starts with a UUID's hex digit,
+    /// so the two never mix.
+    static let binaryVersion: UInt8 = 1
+
+    /// Parses a cursor: the binary form ``encoded`` writes, or the earlier text form devices may
+    /// still hold; nil when it is not one this server wrote (never a crash, whatever the bytes).
     public init?(encoded: String) {
         if encoded.isEmpty { self.init(); return }
-        guard let bytes = Tokens.decodeBase64url(encoded), let text = String(bytes: bytes, encoding: .utf8) else { return nil }
+        guard let bytes = Tokens.decodeBase64url(encoded), let first = bytes.first else { return nil }
+        if first == Self.binaryVersion {
+            self.init(binary: bytes)
+        } else {
+            self.init(text: bytes)
+        }
+    }
+
+    /// The binary form: the version byte, then per reader (sorted) its 16 UUID bytes, its
+    /// position (LEB128), and a flag: 0 for the device's own reader, 1 for a partner, followed by
+    /// the groups' mask, the skip arrival (LEB128) and the skip groups' mask.
+    init?(binary bytes: [UInt8]) {
+        var reader = ByteReader(bytes: bytes, index: 1)
+        var positions: [UUID: Int64] = [:]
+        var shares: [UUID: Share] = [:]
+        while !reader.atEnd {
+            guard let id = reader.uuid(), positions[id] == nil, let arrival = reader.number(), let flag = reader.byte() else { return nil }
+            positions[id] = arrival
+            switch flag {
+            case 0: break
+            case 1:
+                guard let groups = reader.mask(), let skip = reader.number(), let skipped = reader.mask() else { return nil }
+                shares[id] = Share(groups: groups, skipThrough: skip, skipGroups: skipped)
+            default: return nil
+            }
+        }
+        self.init(positions: positions, shares: shares)
+    }
+
+    /// The earlier text form: `reader:arrival` and `reader:arrival:groups:skipThrough:skipGroups`
+    /// (groups joined by `.`), comma-separated.
+    init?(text bytes: [UInt8]) {
+        guard let text = String(bytes: bytes, encoding: .utf8) else { return nil }
         var positions: [UUID: Int64] = [:]
         var shares: [UUID: Share] = [:]
         func groups(_ text: Substring) -> Set<String>? {
@@ -675,17 +754,107 @@ public struct PullCursor: Sendable, Hashable {
         self.init(positions: positions, shares: shares)
     }
 
-    /// The opaque form: `reader:arrival` for the device's own reader, and
-    /// `reader:arrival:groups:skipThrough:skipGroups` (groups joined by `.`) for a partner.
+    /// The opaque form (base64url of the binary form, see ``init(binary:)``): at most
+    /// ``maxEncodedBytesPerReader`` bytes per reader, whatever the numbers and groups, so a
+    /// cursor of the reader and its partners (at most ``ServerLimits/maxPartners``) always fits
+    /// ``ServerLimits/maxCursorBytes`` and parses again.
     public var encoded: String {
-        let text = positions.sorted { $0.key.uuidString < $1.key.uuidString }.map { reader, arrival in
-            var entry = "\(reader.uuidString.lowercased()):\(arrival)"
+        var bytes: [UInt8] = [Self.binaryVersion]
+        for (reader, arrival) in positions.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            withUnsafeBytes(of: reader.uuid) { bytes.append(contentsOf: $0) }
+            ByteReader.append(arrival, to: &bytes)
             if let share = shares[reader] {
-                entry += ":\(share.groups.sorted().joined(separator: ".")):\(share.skipThrough):\(share.skipGroups.sorted().joined(separator: "."))"
+                bytes.append(1)
+                ByteReader.append(mask: share.groups, to: &bytes)
+                ByteReader.append(share.skipThrough, to: &bytes)
+                ByteReader.append(mask: share.skipGroups, to: &bytes)
+            } else {
+                bytes.append(0)
             }
-            return entry
-        }.joined(separator: ",")
-        return Tokens.base64url(Array(text.utf8))
+        }
+        return Tokens.base64url(bytes)
+    }
+}
+
+/// Reads the binary cursor form; every read returns nil past the end or on a value out of range.
+///
+/// `Sendable`: a value type.
+struct ByteReader: Sendable {
+    let bytes: [UInt8]
+    var index: Int
+
+    var atEnd: Bool { index >= bytes.count }
+
+    mutating func byte() -> UInt8? {
+        guard index < bytes.count else { return nil }
+        defer { index += 1 }
+        return bytes[index]
+    }
+
+    mutating func uuid() -> UUID? {
+        guard bytes.count - index >= 16 else { return nil }
+        let b = Array(bytes[index..<index + 16])
+        index += 16
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+
+    /// An unsigned LEB128 number in 0 ... Int64.max, in its shortest form (no trailing zero groups).
+    mutating func number() -> Int64? {
+        var value: UInt64 = 0
+        for shift in stride(from: 0, to: 63, by: 7) {
+            guard let byte = byte() else { return nil }
+            let bits = UInt64(byte & 0x7f)
+            // The ninth group (shift 56) holds the last 7 bits of an Int64: no continuation.
+            if shift == 56, byte & 0x80 != 0 { return nil }
+            value |= bits << UInt64(shift)
+            if byte & 0x80 == 0 {
+                if byte == 0, shift > 0 { return nil }
+                return Int64(value)
+            }
+        }
+        return nil
+    }
+
+    /// A set of share groups as a 16-bit mask (little-endian); nil for a bit no group has.
+    mutating func mask() -> Set<String>? {
+        guard let low = byte(), let high = byte() else { return nil }
+        let mask = UInt16(low) | UInt16(high) << 8
+        var groups: Set<String> = []
+        for group in ShareGroup.allCases where mask & Self.bit(group) != 0 { groups.insert(group.rawValue) }
+        let known = ShareGroup.allCases.reduce(UInt16(0)) { $0 | Self.bit($1) }
+        return mask & ~known == 0 ? groups : nil
+    }
+
+    /// The bit of a group in the cursor: fixed here, whatever the order of `ShareGroup`'s cases.
+    static func bit(_ group: ShareGroup) -> UInt16 {
+        switch group {
+        case .books: return 1 << 0
+        case .profile: return 1 << 1
+        case .progress: return 1 << 2
+        case .goals: return 1 << 3
+        case .finishes: return 1 << 4
+        case .ratings: return 1 << 5
+        case .sentences: return 1 << 6
+        case .memos: return 1 << 7
+        case .privateOnly: return 1 << 8
+        }
+    }
+
+    static func append(_ number: Int64, to bytes: inout [UInt8]) {
+        var value = UInt64(max(number, 0))
+        repeat {
+            let low = UInt8(value & 0x7f)
+            value >>= 7
+            bytes.append(value == 0 ? low : low | 0x80)
+        } while value != 0
+    }
+
+    /// Groups that are not share groups (none reach a cursor: they come from parsed cursors and
+    /// `share_settings`, both checked) have no bit.
+    static func append(mask groups: Set<String>, to bytes: inout [UInt8]) {
+        let mask = groups.compactMap(ShareGroup.init(rawValue:)).reduce(UInt16(0)) { $0 | bit($1) }
+        bytes.append(UInt8(mask & 0xff))
+        bytes.append(UInt8(mask >> 8))
     }
 }
 

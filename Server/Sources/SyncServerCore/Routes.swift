@@ -163,7 +163,7 @@ public struct SyncRoutes: Sendable {
             throw APIError.badRequest("invalid_field", field: "code", "must be at most \(limits.maxCodeBytes) bytes (got \(body.code.utf8.count))")
         }
         do {
-            let partner = try await store.acceptInvite(code: body.code, reader: device.reader)
+            let partner = try await store.acceptInvite(code: body.code, reader: device.reader, partnerLimit: limits.maxPartners)
             return try json(AcceptAnswer(partner: partner.uuidString.lowercased()))
         } catch let error as APIError where error.field == "code" {
             inviteFailuresByToken.recordFailure(tokenKey)
@@ -431,8 +431,14 @@ public struct ServerLimits: Sendable {
     public var maxPullLimit = 1000
     /// Bytes of an invite code as typed (codes are 10 characters; dashes and spaces are allowed).
     public var maxCodeBytes = 64
-    /// Bytes of a pull cursor (`after`): about 250 readers (the device's own and its partners).
+    /// Bytes of a pull cursor (`after`). A cursor the server writes holds the reader and its
+    /// partners now (never former partners), at most ``PullCursor/maxEncodedBytesPerReader`` (52)
+    /// bytes each: about 5.3 KB at ``maxPartners``; the text form of earlier servers, about 60 to
+    /// 190 bytes a reader.
     public var maxCursorBytes = 16 * 1024
+    /// Partners of a reader (more: 409 `partner_limit` when an invite is accepted). Bounds the
+    /// pull cursor and the pull's one statement.
+    public var maxPartners = 100
     /// Bytes of a bearer token (a token is 80).
     public var maxTokenBytes = 256
     /// Devices of a reader that are not revoked (more: 409 `device_limit`).

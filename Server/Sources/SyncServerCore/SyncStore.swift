@@ -36,8 +36,9 @@ public protocol SyncStore: Sendable {
     /// Creates a single-use invite of `reader` valid for `seconds`; 409 `invite_limit` when the
     /// reader has `liveLimit` invites neither used nor expired.
     func createInvite(reader: UUID, seconds: Int, liveLimit: Int) async throws -> Invite
-    /// Accepts an invite for `reader`; returns the inviter. 404/410/400 naming `code` when it cannot.
-    func acceptInvite(code: String, reader: UUID) async throws -> UUID
+    /// Accepts an invite for `reader`; returns the inviter. 404/410/400 naming `code` when it
+    /// cannot; 409 `partner_limit` when either reader has `partnerLimit` partners already.
+    func acceptInvite(code: String, reader: UUID, partnerLimit: Int) async throws -> UUID
     /// The reader's partners.
     func partners(of reader: UUID) async throws -> [Partner]
     /// Ends a partnership (both directions); false when the two are not partners.

@@ -80,6 +80,9 @@ struct ReadingSyncServer: AsyncParsableCommand {
     @Option(name: .customLong("max-live-invites"), help: "Invites of a reader neither used nor expired; past it 409 (default 20).")
     var maxLiveInvites: Int = 20
 
+    @Option(name: .customLong("max-partners"), help: "Partners of a reader; accepting an invite past it is 409 (default 100).")
+    var maxPartners: Int = 100
+
     @Option(name: .customLong("max-streams-per-device"), help: "Open event streams of one device; the oldest ends past it (default 4).")
     var maxStreamsPerDevice: Int = 4
 
@@ -131,9 +134,13 @@ struct ReadingSyncServer: AsyncParsableCommand {
         guard maxConnections >= 8 else { throw ValidationError("--max-connections: at least 8") }
         for (name, value) in [("--max-streams-per-device", maxStreamsPerDevice), ("--max-streams-per-reader", maxStreamsPerReader),
                               ("--max-streams-per-address", maxStreamsPerAddress), ("--max-anonymous-body-bytes", maxAnonymousBodyBytes),
-                              ("--registrations-per-address", registrationsPerAddress), ("--max-live-invites", maxLiveInvites)] {
+                              ("--registrations-per-address", registrationsPerAddress), ("--max-live-invites", maxLiveInvites),
+                              ("--max-partners", maxPartners)] {
             guard value >= 1 else { throw ValidationError("\(name): at least 1") }
         }
+        // A pull cursor holds the reader and each partner (52 bytes each at most): 300 partners
+        // keep it within the 16 KiB a cursor may have.
+        guard maxPartners <= 300 else { throw ValidationError("--max-partners: at most 300 (the pull cursor's limit)") }
         guard maxBodyMemory >= maxBodyBytes else { throw ValidationError("--max-body-memory: at least --max-body-bytes") }
         var limits = ServerLimits()
         limits.maxBatchEvents = maxBatchEvents
@@ -143,6 +150,7 @@ struct ReadingSyncServer: AsyncParsableCommand {
         limits.maxBodyMemory = maxBodyMemory
         limits.registrationsPerAddress = registrationsPerAddress
         limits.maxLiveInvites = maxLiveInvites
+        limits.maxPartners = maxPartners
         limits.rateWindow = .milliseconds(Int64(rateWindow * 1000))
         limits.trustedProxies = Set(trustedProxies.isEmpty
             ? (environment["SYNC_TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

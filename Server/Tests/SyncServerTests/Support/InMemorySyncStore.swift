@@ -100,7 +100,9 @@ actor InMemorySyncStore: SyncStore {
         var cursor = cursor
         var page: [PulledEvent] = []
         var more = false
-        for (source, groups) in try await sources(of: reader) {
+        let sources = try await sources(of: reader)
+        cursor.keep(only: Set(sources.map(\.reader)))
+        for (source, groups) in sources {
             var share: PullCursor.Share?
             if let groups { share = cursor.rescoped(source, to: Set(groups)) }
             let after = cursor.positions[source] ?? 0
@@ -130,12 +132,16 @@ actor InMemorySyncStore: SyncStore {
         return Invite(code: code, expiresAt: expires.formatted(.iso8601))
     }
 
-    func acceptInvite(code: String, reader: UUID) async throws -> UUID {
+    func acceptInvite(code: String, reader: UUID, partnerLimit: Int) async throws -> UUID {
         let hash = Tokens.inviteHash(code)
         guard let invite = invites[hash] else { throw APIError(.notFound, "invite_not_found", field: "code", "no invite has this code") }
         if invite.usedBy != nil { throw APIError(.gone, "invite_used", field: "code", "this invite was already accepted") }
         if invite.expires <= Date() { throw APIError(.gone, "invite_expired", field: "code", "this invite has expired") }
         if invite.reader == reader { throw APIError(.badRequest, "own_invite", field: "code", "a reader cannot accept its own invite") }
+        if partnerships[invite.reader]?[reader] == nil {
+            if (partnerships[reader]?.count ?? 0) >= partnerLimit { throw APIError.partnerLimit(partnerLimit, acceptor: true) }
+            if (partnerships[invite.reader]?.count ?? 0) >= partnerLimit { throw APIError.partnerLimit(partnerLimit, acceptor: false) }
+        }
         invites[hash]!.usedBy = reader
         let now = Date()
         if partnerships[invite.reader]?[reader] == nil {
