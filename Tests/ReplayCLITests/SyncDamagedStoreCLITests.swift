@@ -5,8 +5,8 @@ import Testing
 
 /// `replay sync --with` where one store has one flipped bit in its `data.mdb` (seeded trials, the
 /// damaged store on either side): the run never dies by a signal; it either completes (the damage
-/// was in unused space) or fails with one line naming the cause, and the healthy store verifies
-/// and, when the sync failed, holds exactly what it held before. Before, some trials died with
+/// was in unused space) or fails with one line naming the cause, and the healthy store verifies,
+/// keeps its own events and takes none but intact events of the original. Before, some trials died with
 /// SIGSEGV while `verify` of the same copy reported the damage in one line (issue 36, "also found").
 /// `SYNC_FLIP_TRIALS` sets the number of trials (CI: 12; `Scripts/stress.sh long`: 300).
 @Suite struct SyncDamagedStoreCLITests {
@@ -17,6 +17,8 @@ import Testing
         let original = dir.path("original")
         try makeDemoStore(at: original)
         let data = try Data(contentsOf: dir.child("original").appendingPathComponent("data.mdb"))
+        // The original's events by ID: the only events a healthy store may take from a damaged copy.
+        let reference = try Self.facts(replayOK(["export", "--store", original]).stdoutLines)
         var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["RELIABILITY_SEED"].flatMap(Int.init) ?? 0x5EC_0036))
         var outcomes: [String: Int] = [:]
         var deaths: [String] = []
@@ -53,15 +55,32 @@ import Testing
             }
             let verify = try replay(["verify", "--store", healthy])
             #expect(verify.status == 0, "\(where_): the healthy store no longer verifies: \(verify.stderr.prefix(300)) \(verify.stdout.prefix(300))")
-            if sync.status != 0 || sync.died {
-                let after = try replay(["export", "--store", healthy]).stdoutLines
-                #expect(after == before, "\(where_): a failed sync changed the healthy store (\(before.count) events before, \(after.count) after)")
+            // What the healthy store holds now: what it held, and only intact events of the
+            // original (a sync that fails late, on damaged views, has merged the intact events).
+            let after = try Self.facts(replay(["export", "--store", healthy]).stdoutLines)
+            let held = try Self.facts(before)
+            for (id, fact) in after where held[id] != fact && reference[id] != fact {
+                Issue.record("\(where_): the healthy store took event \(id) that is neither its own nor the original's: \(fact)")
             }
+            #expect(held.allSatisfy { after[$0.key] == $0.value }, "\(where_): the healthy store lost or changed its own events")
+            if sync.died { #expect(after.count == held.count, "\(where_): a sync killed by a signal changed the healthy store") }
             try? FileManager.default.removeItem(at: damaged)
             try? FileManager.default.removeItem(atPath: healthy)
         }
         #expect(deaths.isEmpty, "\(deaths.count) of \(trials) syncs died by a signal: \(deaths.prefix(3))")
         print("RELIABILITY sync flips: \(trials) trials; " + outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
+    }
+
+    /// Each exported line's event ID and its fact (type and data), as JSON text with sorted keys.
+    static func facts(_ lines: [String]) throws -> [String: String] {
+        var facts: [String: String] = [:]
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let id = try #require(object["eventID"] as? String)
+            let fact: [String: Any] = ["type": object["type"] ?? "", "data": object["data"] ?? [:], "occurredAt": object["occurredAt"] ?? ""]
+            facts[id] = String(decoding: try JSONSerialization.data(withJSONObject: fact, options: [.sortedKeys]), as: UTF8.self)
+        }
+        return facts
     }
 
     /// The free-page list's first entry says its page list is 1 MiB longer than it is (one bit
