@@ -3,7 +3,7 @@
 # (lines starting with "RELIABILITY").
 #
 # Usage: Scripts/stress.sh [quick|long]     (default: long)
-#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom|SpilledPages|BackupVerifiesCopy'` runs)
+#   quick  the CI defaults (what `swift test --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom|SpilledPages|BackupVerifiesCopy|SyncDamagedStore'` runs)
 #   long   the long versions below
 #
 # Environment variables (read by the tests; CI defaults in brackets, long-run values set here
@@ -22,6 +22,8 @@
 #   RELIABILITY_SEED                       seeds of the random choices (kill delays, damage, fuzz)
 #   BACKUP_FLIP_TRIALS              [12]   copies of data.mdb with one flipped bit backed up with
 #                                          `replay backup`: a usable copy or one refusal line           long: 300
+#   SYNC_FLIP_TRIALS                [12]   copies of data.mdb with one flipped bit synced with
+#                                          `replay sync --with`, either side: no signal, one line       long: 300
 #   SYNC_SOAK_SEEDS                 [3]    seeds of the randomized convergence test (devices, a
 #                                          partner, imports, copies, restores, injected records)        long: 200
 #   SYNC_SOAK_STEPS                 [120]  steps per seed                                              long: 300
@@ -48,6 +50,7 @@ if [[ "$mode" == long ]]; then
     export RELIABILITY_LOCKFILE_TRIALS="${RELIABILITY_LOCKFILE_TRIALS:-100}"
     export RELIABILITY_SHORTFILE_TRIALS="${RELIABILITY_SHORTFILE_TRIALS:-2000}"
     export BACKUP_FLIP_TRIALS="${BACKUP_FLIP_TRIALS:-300}"
+    export SYNC_FLIP_TRIALS="${SYNC_FLIP_TRIALS:-300}"
     export SYNC_SOAK_SEEDS="${SYNC_SOAK_SEEDS:-200}"
     export SYNC_SOAK_STEPS="${SYNC_SOAK_STEPS:-300}"
     export LMDB_SPILL_TEST="${LMDB_SPILL_TEST:-1}"
@@ -56,7 +59,7 @@ scratch="${STRESS_SCRATCH:-.build-stress}"
 config="${STRESS_CONFIG:-release}"
 
 echo "== reliability stress ($mode, $config) =="
-env | grep -E '^(RELIABILITY_|FUZZ_|SYNC_SOAK_|LMDB_SPILL_|BACKUP_FLIP_)' | sort || true
+env | grep -E '^(RELIABILITY_|FUZZ_|SYNC_SOAK_|LMDB_SPILL_|BACKUP_FLIP_|SYNC_FLIP_)' | sort || true
 
 build() {
     # Release needs -enable-testing for the suites' @testable imports; debug has it already.
@@ -79,7 +82,7 @@ fi
 log="$(mktemp -t reliability-XXXXXX.log)"
 start=$(date +%s)
 set +e
-swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom|SpilledPages|BackupVerifiesCopy' 2>&1 | tee "$log"
+swift test -c "$config" --scratch-path "$scratch" --skip-build --filter 'Reliability|Privacy|StoreHardening|SyncConvergenceRandom|SpilledPages|BackupVerifiesCopy|SyncDamagedStore' 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)

@@ -359,6 +359,58 @@ extension ReadingStore {
         }
     }
 
+    /// Every transport state whose key starts with `prefix` (a transport's list kept one entry
+    /// per key, such as the records a server refused), in the byte order of the keys, with the
+    /// keys as given to ``setTransportState(_:_:)``. No limit: a transport keeps as many as it
+    /// stores.
+    ///
+    /// - Throws: ``EventStoreError/invalidArgument(field:detail:)`` for an empty prefix or one
+    ///   over 200 UTF-8 bytes.
+    public func transportStates(withPrefix prefix: String) throws -> [(key: String, value: [UInt8])] {
+        let name = try Self.transportKey(prefix)
+        let dropped = "transport.".count
+        return try log.environment.read { txn in
+            var found: [(key: String, value: [UInt8])] = []
+            try txn.forEach(sync.meta, prefix: Array(name.utf8)) { key, value in
+                found.append((String(key.dropFirst(dropped)), value))
+                return true
+            }
+            return found
+        }
+    }
+
+    /// Replaces every transport state whose key starts with `prefix` by `states` (each key starts
+    /// with `prefix`; an empty dictionary removes them all), durably, in one write transaction:
+    /// a crash leaves the old entries or the new ones, never a mix.
+    ///
+    /// - Throws: ``EventStoreError/invalidArgument(field:detail:)`` for an empty key or prefix,
+    ///   one over 200 UTF-8 bytes, a key that does not start with `prefix`, or a value over
+    ///   64 KiB; nothing is written.
+    public func replaceTransportStates(withPrefix prefix: String, by states: [String: [UInt8]]) throws {
+        let name = try Self.transportKey(prefix)
+        var entries: [(String, [UInt8])] = []
+        for (key, value) in states {
+            guard key.hasPrefix(prefix) else {
+                throw EventStoreError.invalidArgument(field: "transport state key", detail: "\(key) does not start with \(prefix)")
+            }
+            guard value.count <= 65_536 else {
+                throw EventStoreError.invalidArgument(field: "transport state", detail: "\(value.count) bytes; at most 65536")
+            }
+            entries.append((try Self.transportKey(key), value))
+        }
+        try log.environment.write { txn in
+            var old: [String] = []
+            try txn.forEach(sync.meta, prefix: Array(name.utf8)) { key, _ in
+                old.append(key)
+                return true
+            }
+            for key in old where states[String(key.dropFirst("transport.".count))] == nil { _ = try txn.delete(sync.meta, key) }
+            for (key, value) in entries {
+                if try txn.get(sync.meta, key) != value { try txn.put(sync.meta, key, value) }
+            }
+        }
+    }
+
     private static func transportKey(_ key: String) throws -> String {
         guard !key.isEmpty, key.utf8.count <= 200 else {
             throw EventStoreError.invalidArgument(field: "transport state key", detail: "must be 1 ... 200 UTF-8 bytes, not \(key.utf8.count)")

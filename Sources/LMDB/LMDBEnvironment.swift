@@ -135,6 +135,13 @@ public final class LMDBEnvironment: @unchecked Sendable {
         self.path = path
         self.options = options
         refreshMapRange()
+        // Before anything writes: LMDB follows a damaged page blindly (SIGSEGV, SIGBUS). Every
+        // write transaction reads the free-page list; a whole-store reader asks for every page.
+        if options.checkPages {
+            try checkPageStructure()
+        } else if !options.readOnly {
+            try checkPageStructure(freeListOnly: true)
+        }
     }
 
     deinit {

@@ -30,6 +30,12 @@ public struct LMDBEnvironmentOptions: Sendable, Equatable {
     /// with the `VendoredLMDB` trait); with Debian's LMDB the locks are mutexes inside `lock.mdb`,
     /// which need no name, and the prefix is only checked.
     public var semaphorePrefix: String?
+    /// Checks the structure of every B-tree page of the data file at open
+    /// (``LMDBEnvironment/checkPageStructure()``: reads every page in use once) and refuses a
+    /// damaged file with one error instead of letting LMDB follow a damaged page; for a command
+    /// that reads a whole store anyway (a sync with another store). Without it, a writable open
+    /// checks the free-page list alone (every write transaction reads it).
+    public var checkPages: Bool
 
     /// The longest ``semaphorePrefix``, in UTF-8 bytes (`MDB_SEMPREFIX_MAX` of the patch).
     public static let maxSemaphorePrefixBytes = 24
@@ -40,13 +46,15 @@ public struct LMDBEnvironmentOptions: Sendable, Equatable {
         maxReaders: UInt32 = 126,
         maxDatabases: UInt32 = 64,
         readOnly: Bool = false,
-        semaphorePrefix: String? = nil
+        semaphorePrefix: String? = nil,
+        checkPages: Bool = false
     ) {
         self.mapSize = mapSize
         self.maxReaders = maxReaders
         self.maxDatabases = maxDatabases
         self.readOnly = readOnly
         self.semaphorePrefix = semaphorePrefix
+        self.checkPages = checkPages
     }
 
     /// Checks ``semaphorePrefix`` against its rule.

@@ -166,13 +166,20 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
     /// few new events (the push's answer carries the pull page) or none.
     public var requests = 0
 
-    /// "pushed N (D already on the server); pulled: …" and, when any, the refused records.
+    /// "pushed N (D already on the server); pulled: …" and, when any, the refused records (the
+    /// first ``listedRefused`` of them named, then how many more: a display limit only; every
+    /// one is kept aside, see ``SyncClient/refusedRecords()``).
     public var description: String {
-        "pushed \(pushed) (\(pushedDuplicates) already on the server)"
+        let named = refused.prefix(Self.listedRefused).map(\.description)
+            + (refused.count > Self.listedRefused ? ["and \(refused.count - Self.listedRefused) more"] : [])
+        return "pushed \(pushed) (\(pushedDuplicates) already on the server)"
             + (refused.isEmpty ? "" : ", \(refused.count) refused by the server (kept aside: "
-                + refused.map(\.description).joined(separator: "; ") + ")")
+                + named.joined(separator: "; ") + ")")
             + "; pulled \(pulled)"
     }
+
+    /// How many refused records ``description`` names (the others are counted).
+    public static let listedRefused = 10
 }
 
 /// Syncs one ``ReadingStore`` with the sync server of the `Server/` package over HTTP
@@ -395,18 +402,41 @@ public final class SyncClient: Sendable {
         return total
     }
 
-    /// The records of this device the server refused and that are kept aside (newest last, at
-    /// most ``maxRefusedListed``): those refused with a conflict (409) are offered again every
-    /// ``refusedRetryInterval``; the others are not sent again unless a sync is asked to retry
-    /// them. The events stay in the store and in its views.
+    /// The records of this device the server refused and that are kept aside, every one of them
+    /// (in canonical order: by stamp, replica and sequence; no limit, and none is ever dropped,
+    /// since the acknowledged vector has moved over them): those refused with a conflict (409)
+    /// are offered again every ``refusedRetryInterval``; the others are not sent again unless a
+    /// sync is asked to retry them. The events stay in the store and in its views. A display
+    /// that lists them chooses its own limit.
     public func refusedRecords() throws -> [RefusedRecord] {
-        guard let bytes = try store.transportState(stateKey("refused")) else { return [] }
-        return (try? JSONDecoder().decode([RefusedRecord].self, from: Data(bytes))) ?? []
+        var byOrigin: [EventOrigin: RefusedRecord] = [:]
+        // The list an older build kept under one key (at most 100), until the next save.
+        if let bytes = try store.transportState(stateKey("refused")),
+           let legacy = try? JSONDecoder().decode([RefusedRecord].self, from: Data(bytes)) {
+            for record in legacy { byOrigin[Self.origin(of: record)] = record }
+        }
+        for (_, value) in try store.transportStates(withPrefix: refusedPrefix) {
+            // An entry that does not decode (a damaged store) is skipped, never a crash.
+            guard let record = try? JSONDecoder().decode(RefusedRecord.self, from: Data(value)) else { continue }
+            byOrigin[Self.origin(of: record)] = record
+        }
+        return byOrigin.sorted { $0.key < $1.key }.map(\.value)
     }
 
-    /// How many refused records the store's transport state keeps listed (the oldest are dropped
-    /// from the list beyond it; their events stay in the store).
-    public static let maxRefusedListed = 100
+    /// The origin a refused record names.
+    static func origin(of record: RefusedRecord) -> EventOrigin {
+        EventOrigin(stamp: record.stamp, replica: record.replica, sequence: record.sequence)
+    }
+
+    /// The prefix of the transport-state keys of the refused records, one key per record
+    /// (`<prefix><replica> <sequence>`). A server URL too long for the 200 bytes a key may hold
+    /// is named by its FNV-1a hash instead.
+    var refusedPrefix: String {
+        let plain = stateKey("refused ")
+        guard plain.utf8.count > 120 else { return plain }
+        let hash = server.absoluteString.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        return "sync-server #\(String(hash, radix: 16)) \(reader) refused "
+    }
 
     /// Whether records refused for a conflict (409) are kept aside and were last offered (or
     /// first refused) at least ``refusedRetryInterval`` ago.
@@ -422,14 +452,22 @@ public final class SyncClient: Sendable {
         try store.setTransportState(stateKey("refused-retried"), Array(String(date.timeIntervalSince1970).utf8))
     }
 
+    /// Keeps exactly `records` aside, each under its own transport-state key (one transaction:
+    /// a crash keeps the old list or the new one), however many there are.
     func saveRefused(_ records: [RefusedRecord]) throws {
-        var kept = Array(records.suffix(Self.maxRefusedListed))
-        var data = try JSONEncoder().encode(kept)
-        while data.count > 60_000, !kept.isEmpty {
-            kept.removeFirst()
-            data = try JSONEncoder().encode(kept)
+        var states: [String: [UInt8]] = [:]
+        for record in records {
+            var data = try JSONEncoder().encode(record)
+            if data.count > 60_000 {
+                // A server's message too long for one state value: kept cut (the record is kept whole).
+                let cut = RefusedRecord(eventID: record.eventID, origin: Self.origin(of: record), status: record.status, code: record.code,
+                                        field: record.field.map { String($0.prefix(200)) }, message: String(record.message.prefix(2_000)))
+                data = try JSONEncoder().encode(cut)
+            }
+            states[refusedPrefix + "\(record.replica) \(record.sequence)"] = Array(data)
         }
-        try store.setTransportState(stateKey("refused"), kept.isEmpty ? nil : Array(data))
+        try store.replaceTransportStates(withPrefix: refusedPrefix, by: states)
+        if try store.transportState(stateKey("refused")) != nil { try store.setTransportState(stateKey("refused"), nil) }
     }
 
     /// The copy of a refused record this store holds (the record or an alias with that origin).

@@ -58,9 +58,9 @@ struct ClientPushTests {
         let root = try makeTemporaryDirectory("split")
         defer { try? FileManager.default.removeItem(at: root) }
         let reader = ReaderID(UUID())
-        // 90 memos: every one is set aside by the small client below, and the client lists at most
-        // `SyncClient.maxRefusedListed` (100) refused records for a retry.
-        let phone = try memoStore(root, "phone", reader: reader, count: 90, seed: 72)
+        // 150 memos: every one is set aside by the small client below, more than the 100 refused
+        // records a client kept before (the others were lost for good); all reach the server.
+        let phone = try memoStore(root, "phone", reader: reader, count: 150, seed: 72)
         let registration = try await SyncClient.register(server: server, reader: reader, deviceName: "phone")
 
         // One memo's request alone is larger than this client's limit: it is set aside (413,
@@ -72,15 +72,16 @@ struct ClientPushTests {
         let aside = smallReport.refused
         #expect(!aside.isEmpty && aside.allSatisfy { $0.status == 413 && $0.code == "event_too_large" }, "\(aside)")
         #expect(aside.contains { $0.eventID == firstMemo.eventID && $0.message.contains(firstMemo.eventID.description) }, "\(aside)")
-        #expect(smallReport.pushed == 91 - aside.count)
-        #expect(try fixture.storedEventCount() == 91 - aside.count)
+        #expect(smallReport.pushed == 151 - aside.count)
+        #expect(try fixture.storedEventCount() == 151 - aside.count)
+        #expect(try small.refusedRecords().count == aside.count)
 
         // A client that believes the server takes more, retrying what was set aside: the server's
         // 413 (with its JSON body) splits each request until it fits.
         let large = try SyncClient(store: phone, server: server, token: registration.token, maxPushBytes: 64 * 1024 * 1024)
         let report = try await large.sync(retryingRefused: true)
         #expect(report.pushed == aside.count && report.refused.isEmpty, "\(report); set aside before: \(aside.count); refused now: \(report.refused.prefix(3))")
-        #expect(try fixture.storedEventCount() == 91)
+        #expect(try fixture.storedEventCount() == 151)
     }
 
     /// One store holding two readers' events, stamped by its one replica in between each other

@@ -43,7 +43,9 @@ extension Replay {
 
         func run() throws {
             guard try worker.isWorker(store: options.url) else { return }
-            let store = try options.openExisting(readOnly: true)
+            // Every page's structure first (the free-page list and views included, which the
+            // checks below never read): a damaged page is one error naming it.
+            let store = try options.openExisting(readOnly: true, checkPages: true)
             let chain = try store.verifyLog()
             var faults = chain.faults.map { Fault(position: $0.position, kind: "\($0.kind)", detail: $0.detail) }
             var decoded = 0, unknown = 0

@@ -19,7 +19,9 @@ struct StoreOptions: ParsableArguments {
     ///   store is opened for writing (views that lag the log are caught up), and a store on
     ///   read-only media, or one this user may not write, is opened read-only instead: the
     ///   commands that only read still work there.
-    func openExisting(readOnly: Bool = false) throws -> ReadingStore {
+    /// - Parameter checkPages: check every page of the data file first (a command that reads
+    ///   the whole store: `sync --with`), so that a damaged file is one error, never a signal.
+    func openExisting(readOnly: Bool = false, checkPages: Bool = false) throws -> ReadingStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue,
               FileManager.default.fileExists(atPath: url.appendingPathComponent("data.mdb").path) else {
@@ -28,12 +30,12 @@ struct StoreOptions: ParsableArguments {
         if !readOnly {
             do {
                 // An existing LMDB environment that is not a store is refused, never made into one.
-                return try ReadingStore.open(at: url, creating: false)
+                return try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(checkPages: checkPages), creating: false)
             } catch let error as LMDBError where error.code == EROFS || error.code == EACCES {
                 // Read-only media or permissions: fall through to a read-only open.
             }
         }
-        return try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true))
+        return try ReadingStore.open(at: url, options: LMDBEnvironmentOptions(readOnly: true, checkPages: checkPages))
     }
 
     /// Opens the store, or creates one when the directory does not exist or is empty: the first

@@ -43,8 +43,10 @@ extension Replay.Sync {
             guard options.url.resolvingSymlinksInPath().standardizedFileURL != other.resolvingSymlinksInPath().standardizedFileURL else {
                 throw ReplayError("--with names the store itself (\(other.path)); name another store")
             }
-            let a = try options.openExisting()
-            let b = try ReadingStore.open(at: other)
+            // Both stores are read whole: every page of each is checked at open, before LMDB
+            // follows one, so that a damaged file is one line naming it, never a signal.
+            let a = try options.openExisting(checkPages: true)
+            let b = try ReadingStore.open(at: other, options: LMDBEnvironmentOptions(checkPages: true))
             guard a.replica != b.replica else {
                 // A copy or a restore gets a new replica ID at its first writable open; two stores of
                 // one replica ID can only be the same store reached by two paths (a bind mount).
