@@ -449,6 +449,31 @@ public final class ReadingStore: Sendable {
         return written
     }
 
+    /// Appends envelopes made elsewhere that come in batches (`replay import` reading a file as a
+    /// stream, so the file is never all in memory), as ``appendRecorded(_:)`` appends one array:
+    /// every batch goes through the same pipeline, all inside one write transaction, so all of it
+    /// is committed or nothing is. An event ID of an earlier batch is stored by the time a later
+    /// batch repeats it: the same fact is skipped, another fact is a conflict with the stored copy.
+    /// `batches` calls its argument with each batch in order; it may be called more than once (the
+    /// transaction runs again when the map grows) and must give the same batches each time.
+    /// Returns how many were new.
+    ///
+    /// - Throws: as ``appendRecorded(_:)`` (the index is within its batch), or what `batches`
+    ///   throws; nothing is written then.
+    @discardableResult
+    public func appendRecorded(batches: (_ body: ([EventEnvelope]) throws -> Void) throws -> Void) throws -> Int {
+        let written = try log.environment.write { txn -> Int in
+            try catchUpAll(txn)
+            var stored = 0
+            try batches { envelopes in
+                stored += try append(envelopes, from: .recorded(listDecideRefusals: false), txn).stored.count
+            }
+            return stored
+        }
+        if written > 0 { log.notifyObservers() }
+        return written
+    }
+
     // MARK: Reading
 
     /// Runs `body` over the active views in one read transaction.

@@ -19,59 +19,63 @@ extension Replay {
         @Argument(help: "The JSON Lines file (- for stdin).") var file: String
 
         func run() throws {
-            let data: Data
-            if file == "-" { data = FileHandle.standardInput.readDataToEndOfFile() } else {
-                try checkInputFile(file)
-                guard let contents = FileManager.default.contents(atPath: file) else {
-                    throw ReplayError("\(file): cannot be read (\(reason(access(file, R_OK) == 0 ? EIO : errno)))")
+            if file != "-" { try checkInputFile(file) }
+            // Read as a stream, a batch of lines at a time (never the whole file in memory): first
+            // every line is decoded and each batch checked by the rules that need no store (lines
+            // of new facts, no origin, by the rules of a command), so a refused file seldom reaches
+            // a store; then the store's one write transaction reads the lines again and checks
+            // every rule, lines of a replica's events (with their origin) by the rules of a merge.
+            let input = try JSONLinesInput(path: file)
+            var events = 0
+            try input.forEachBatch { envelopes, lines in
+                let local = envelopes.indices.filter { envelopes[$0].origin == nil }
+                do { try RecordedBatch.check(local.map { envelopes[$0] }) } catch let rejection as RecordedEventRejection {
+                    throw refusal(rejection.renumbered(local), lines)
                 }
-                data = contents
+                events += envelopes.count
             }
-            if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            if events == 0 {
                 // A store already at the path is still checked (a damaged one is still reported); none is created.
                 if FileManager.default.fileExists(atPath: options.url.path) { _ = try ReadingStore.open(at: options.url) }
                 print("\(file): empty file, nothing imported")
                 return
             }
-            var envelopes: [EventEnvelope] = []
-            var lineNumbers: [Int] = []
-            var lineNumber = 0
-            for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
-                lineNumber += 1
-                if line.isEmpty || line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-                do {
-                    envelopes.append(try JSONEventCodec.decode(line))
-                    lineNumbers.append(lineNumber)
-                } catch {
-                    throw ReplayError("\(file) line \(lineNumber): \(error); nothing was imported")
-                }
-            }
-            func refusal(_ rejection: RecordedEventRejection) -> ReplayError {
-                let reason: String
-                switch rejection.reason {
-                case .invalid(let error): reason = error.description
-                case .conflictsWithBatch(let index):
-                    reason = "conflict: the same event ID is on line \(lineNumbers[index]) with different content"
-                case .conflictsWithStored:
-                    reason = rejection.reasonText
-                }
-                return ReplayError("\(file) line \(lineNumbers[rejection.index]): event \(rejection.eventID): \(reason); nothing was imported")
-            }
-            // The rules that need no store first, so a refused file never creates one: lines of new
-            // facts (no origin) by the rules of a command; lines of a replica's events (with their
-            // origin) by the rules of a merge, in the store.
-            let local = envelopes.indices.filter { envelopes[$0].origin == nil }
-            do { try RecordedBatch.check(local.map { envelopes[$0] }) } catch let rejection as RecordedEventRejection {
-                throw refusal(rejection.renumbered(local))
-            }
-            let store = try ReadingStore.open(at: options.url)
+            let existed = FileManager.default.fileExists(atPath: options.url.path)
+            var lines: [Int] = []
             let added: Int
-            do { added = try store.appendRecorded(envelopes) } catch let rejection as RecordedEventRejection {
-                throw refusal(rejection)
-            } catch let rejection as MergeRejection {
-                throw ReplayError("\(file) line \(lineNumbers[rejection.index]): event \(rejection.eventID): \(rejection.field): \(rejection.detail) [rule: \(rejection.rule.rawValue)]; nothing was imported")
+            do {
+                let store = try ReadingStore.open(at: options.url)
+                do {
+                    added = try store.appendRecorded(batches: { body in
+                        try input.forEachBatch { envelopes, batchLines in
+                            lines = batchLines
+                            try body(envelopes)
+                        }
+                    })
+                } catch let rejection as RecordedEventRejection {
+                    throw refusal(rejection, lines)
+                } catch let rejection as MergeRejection {
+                    throw ReplayError("\(file) line \(lines[rejection.index]): event \(rejection.eventID): \(rejection.field): \(rejection.detail) [rule: \(rejection.rule.rawValue)]; nothing was imported")
+                }
+            } catch {
+                // Nothing was written; a store this import created is not left behind.
+                if !existed { try? FileManager.default.removeItem(at: options.url) }
+                throw error
             }
-            print("imported \(added) new events of \(envelopes.count) from \(file) (\(envelopes.count - added) already stored)")
+            print("imported \(added) new events of \(events) from \(file) (\(events - added) already stored)")
+        }
+
+        /// The refusal of a line of a batch whose line numbers are `lines`.
+        func refusal(_ rejection: RecordedEventRejection, _ lines: [Int]) -> ReplayError {
+            let reason: String
+            switch rejection.reason {
+            case .invalid(let error): reason = error.description
+            case .conflictsWithBatch(let index):
+                reason = "conflict: the same event ID is on line \(lines[index]) with different content"
+            case .conflictsWithStored:
+                reason = rejection.reasonText
+            }
+            return ReplayError("\(file) line \(lines[rejection.index]): event \(rejection.eventID): \(reason); nothing was imported")
         }
     }
 }

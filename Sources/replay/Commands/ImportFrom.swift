@@ -69,7 +69,8 @@ extension Replay {
                 }
                 added = outcome.added; stored = outcome.alreadyStored; rejected = outcome.rejected
             }
-            let titles = Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
+            // Only when a line names a title (a table of every book would grow with the file).
+            let titles = rejected.isEmpty ? [:] : Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
             let elapsed = progress.seconds
             let summary = dryRun
                 ? "dry run: \(report.books.count) books, \(result.eventCount) events from \(file); nothing written"
