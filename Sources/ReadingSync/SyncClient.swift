@@ -778,7 +778,7 @@ public final class SyncClient: Sendable {
                 backoff = min(backoff * 2, retry.maxBackoff)
             }
             guard wait > .zero, outage + wait <= retry.maxOutage else {
-                throw gaveUp(failure, after: outage, attempts: attempt,
+                throw gaveUp(failure, after: outage, attempts: attempt, outageSpent: true,
                              asked: asked.map { max(min($0, retry.maxRetryAfter), retry.initialBackoff) })
             }
             try await retry.sleep(wait)
@@ -787,9 +787,11 @@ public final class SyncClient: Sendable {
     }
 
     /// The failure a request ends with: the last one, its message saying how long the server was
-    /// unreachable or unavailable and how many attempts were made (one line).
-    static func gaveUp(_ failure: SyncError, after outage: Duration, attempts: Int, asked: Duration? = nil) -> SyncError {
-        guard attempts > 1 || asked != nil else { return failure }
+    /// unreachable or unavailable and how many attempts were made (one line), whenever the request
+    /// was retried or gave up for the outage limit (`outageSpent`: also after one slow attempt).
+    static func gaveUp(_ failure: SyncError, after outage: Duration, attempts: Int, outageSpent: Bool = false,
+                       asked: Duration? = nil) -> SyncError {
+        guard attempts > 1 || asked != nil || outageSpent else { return failure }
         let seconds = Double(outage.components.seconds) + Double(outage.components.attoseconds) / 1e18
         var note = "gave up after \(String(format: "%.1f", seconds)) s and \(attempts) attempt\(attempts == 1 ? "" : "s")"
         if let asked { note += "; the server asked to wait \(asked.components.seconds) s more, past the outage the client waits out" }

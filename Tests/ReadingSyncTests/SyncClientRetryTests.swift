@@ -22,6 +22,9 @@ final class RecordedWaits: @unchecked Sendable {
 @Suite(.serialized) struct SyncClientRetryTests {
     static func token(_ reader: ReaderID) -> String { "\(reader.uuid.uuidString).secret" }
 
+    /// The outage limit of the tests that check something else than the limit.
+    static let longOutage = Duration.seconds(3600)
+
     /// The answers of a server with nothing to pull (and no partners).
     static func emptyServer(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Answer {
         if request.target.hasPrefix("/v1/partners") { return .init(status: 200, body: #"{"partners":[]}"#) }
@@ -47,7 +50,11 @@ final class RecordedWaits: @unchecked Sendable {
             return Self.emptyServer(request)
         })
         defer { server.stop() }
-        let client = try SyncClient(store: store, server: server.url, token: Self.token(reader))
+        // The outage limit is not what this test checks: an hour, since in a test process whose
+        // threads other tests keep busy, one answered attempt once took 443 s to come back (and
+        // the time attempts take counts toward the outage).
+        let client = try SyncClient(store: store, server: server.url, token: Self.token(reader),
+                                    retry: RetryPolicy(maxOutage: Self.longOutage))
         let report = try await client.sync()
         #expect(report.pulled.appended == 0)
         let at = times.waits
@@ -71,7 +78,10 @@ final class RecordedWaits: @unchecked Sendable {
             return Self.emptyServer(request)
         })
         defer { server.stop() }
-        let policy = RetryPolicy(sleep: { waits.add($0) })
+        // The default limit is 5 minutes; the test's own is an hour, so that attempts slowed by
+        // other tests (their time counts toward the outage) do not end it early.
+        #expect(RetryPolicy.standard.maxOutage == .seconds(300))
+        let policy = RetryPolicy(maxOutage: Self.longOutage, sleep: { waits.add($0) })
         let client = try SyncClient(store: store, server: server.url, token: Self.token(reader), retry: policy)
         _ = try await client.sync()
         #expect(waits.total >= .seconds(60), "\(waits.waits)")
@@ -88,6 +98,9 @@ final class RecordedWaits: @unchecked Sendable {
         let store = try ReadingStore.open(at: dir.child("phone"))
         let waits = RecordedWaits()
         let count = FakeServerState()
+        // The date the server names, and when the client went to sleep: the wait is the time
+        // between them (the date has whole seconds), however long the answer took to arrive.
+        let target = DateBox(), sleptAt = DateBox()
         let server = try LoopbackHTTPServer(answering: { request in
             count.add([EventID()])
             switch count.stored.count {
@@ -97,17 +110,24 @@ final class RecordedWaits: @unchecked Sendable {
                 formatter.locale = Locale(identifier: "en_US_POSIX")
                 formatter.timeZone = TimeZone(identifier: "GMT")
                 formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-                return .init(status: 503, headers: ["Retry-After": formatter.string(from: Date().addingTimeInterval(20))],
+                let date = Date().addingTimeInterval(20)
+                target.set(date)
+                return .init(status: 503, headers: ["Retry-After": formatter.string(from: date)],
                              body: #"{"error":"unavailable","message":"down"}"#)
             default: return Self.emptyServer(request)
             }
         })
         defer { server.stop() }
-        let client = try SyncClient(store: store, server: server.url, token: Self.token(reader), retry: RetryPolicy(sleep: { waits.add($0) }))
+        let client = try SyncClient(store: store, server: server.url, token: Self.token(reader), retry: RetryPolicy(maxOutage: Self.longOutage, sleep: { waits.add($0); sleptAt.set(Date()) }))
         _ = try await client.sync()
         #expect(waits.waits.count == 2, "\(waits.waits)")
         #expect(waits.waits.first == .seconds(60), "\(waits.waits)")
-        #expect(waits.waits.last.map { $0 > .seconds(17) && $0 <= .seconds(20) } == true, "\(waits.waits)")
+        let named = try #require(target.value).timeIntervalSince(try #require(sleptAt.value))
+        let last = try #require(waits.waits.last)
+        let seconds = Double(last.components.seconds) + Double(last.components.attoseconds) / 1e18
+        // A date already past when the answer is read (a stalled test process) is the shortest wait.
+        let expected = max(named, 0.1)
+        #expect(seconds > 0 && seconds <= 20 && abs(seconds - expected) < 1.5, "waited \(last), the date was \(named) s ahead")
     }
 
     /// `Retry-After` values: delay-seconds and the three HTTP date forms; anything else is none.
@@ -143,4 +163,14 @@ final class RecordedWaits: @unchecked Sendable {
         #expect(error.map { !"\($0)".contains("\n") } == true)
         #expect(took >= .milliseconds(1900) && took < .seconds(10), "\(took)")
     }
+}
+
+/// A date set from another thread (the loopback server's, the client's sleep).
+///
+/// `@unchecked Sendable`: `value` is only touched under `lock`.
+final class DateBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Date?
+    var value: Date? { lock.withLock { stored } }
+    func set(_ date: Date) { lock.withLock { stored = date } }
 }
