@@ -83,7 +83,8 @@ struct ViewDatabases: Sendable {
 /// and value codec) and in key order: what a rebuild appends, and what ``ViewDigest`` hashes.
 /// ``ViewDatabases/records(of:)`` is the one place a reader's views become table records.
 ///
-/// `Sendable`: byte arrays; a rebuild encodes them on its fold thread and writes them on another.
+/// `Sendable`: byte arrays; a rebuild encodes them on a fold worker (or its writing thread) and
+/// writes them on the writing thread.
 struct ReaderRecords: Sendable {
     /// A record as a table stores it.
     typealias Record = (key: [UInt8], value: [UInt8])

@@ -291,6 +291,33 @@ struct RebuildCommandTests {
         #expect(try lastPosition(of: store) == last, "a rebuild appends nothing")
     }
 
+    /// Issue 37: `rebuild --jobs N` folds on N workers with the digest of `--jobs 1`; a number of
+    /// jobs outside 1 ... 256 (or not a number) is refused when the command line is parsed: exit
+    /// 64, one line naming the flag and the rule, and the views are not touched.
+    @Test("rebuild --jobs N gives the digest of --jobs 1; --jobs 0 is refused naming the flag")
+    func rebuildJobs() throws {
+        let temp = try CLITempDirectory()
+        defer { temp.remove() }
+        let store = temp.path("store")
+        let last = try makeDemoStore(at: store, extra: ["--readers", "12"])
+        let digestBefore = try #require(try verifyReport(of: store)["viewDigest"] as? String)
+        for jobs in ["1", "2", "3"] {
+            let json = try replayOK(["rebuild", "--store", store, "--jobs", jobs, "--json"]).jsonObject()
+            #expect(json["digest"] as? String == digestBefore, "--jobs \(jobs)")
+            #expect(json["events"] as? Int == last, "--jobs \(jobs)")
+        }
+        for bad in ["0", "257", "-3", "two"] {
+            let run = try replay(["rebuild", "--store", store, "--jobs=\(bad)"])
+            #expect(run.status == 64, "--jobs \(bad): \(run)")
+            let first = run.stderrLines.first ?? ""
+            #expect(first.contains("is invalid for '--jobs <n>': not a number of fold workers in 1 ... 256"), "--jobs \(bad): \(run)")
+            #expect(run.stdout.isEmpty, "--jobs \(bad): \(run)")
+        }
+        let help = try replayOK(["rebuild", "--help"])
+        #expect(help.stdout.contains("--jobs <n>"), "\(help)")
+        #expect(try verifyReport(of: store)["viewDigest"] as? String == digestBefore)
+    }
+
     /// Issue 29: every name `rebuild --help` lists rebuilds (before, `--view years` was exit 64, and
     /// `--view books` rebuilt one of a book's six tables), and `verify` stays green after each.
     @Test("rebuild --view NAME works for every name its help lists, and verify stays green")

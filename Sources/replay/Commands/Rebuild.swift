@@ -8,13 +8,18 @@ extension Replay {
         static let configuration = CommandConfiguration(
             abstract: "Rebuild the views (or one) from the log into a shadow, then swap it in atomically.",
             discussion: """
-                A crash or error before the final commit leaves the old views intact. On a terminal a progress \
-                bar shows events/s and time left; a final line always gives the count, time and rate.
+                A crash or error before the final commit leaves the old views intact. --jobs N folds N readers at \
+                once (readers are independent; one thread writes, in reader order): the views and digest are those \
+                of --jobs 1. On a terminal a progress bar shows events/s and time left; a final line always gives \
+                the count, time and rate.
                 """)
 
         @OptionGroup var options: StoreOptions
         @Option(help: "Rebuild only this view, with all of its tables (values: \(ViewTable.views.joined(separator: ", "))).",
                 transform: ViewName.parse) var view: ViewName?
+        @Option(help: ArgumentHelp("Fold this many readers at once, \(ReadingStore.rebuildJobsRange.lowerBound) ... \(ReadingStore.rebuildJobsRange.upperBound) (default: the processor cores, \(ReadingStore.defaultRebuildJobs) here).",
+                                   valueName: "n"),
+                transform: RebuildJobs.parse) var jobs: RebuildJobs?
         @Flag(help: "Print the report as JSON.") var json = false
 
         /// The `--json` output.
@@ -32,7 +37,8 @@ extension Replay {
             let store = try options.openExisting()
             let total = try store.lastPosition()
             let progress = Progress(unit: "events", showsRate: true, json: json)
-            let report = try store.rebuild(view: view?.rawValue) { done, all in progress.bar(done, of: all) }
+            let jobs = jobs?.count ?? ReadingStore.defaultRebuildJobs
+            let report = try store.rebuild(view: view?.rawValue, jobs: jobs) { done, all in progress.bar(done, of: all) }
             progress.end()
             if json {
                 try printJSON(Output(events: report.events, seconds: report.seconds, eventsPerSecond: report.eventsPerSecond,
