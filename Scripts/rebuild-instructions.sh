@@ -52,9 +52,10 @@ if [[ "$(printf '%s\n' "$symbols" | grep -c .)" != 1 ]]; then
     exit 1
 fi
 
-# The rebuild's fold thread (RebuildFolder.run, in EventStoreLMDB) is collected too: callgrind
-# toggles collection per thread, and that thread never enters measuredRebuild. Absent in builds
-# whose rebuild folds on the calling thread.
+# The rebuild's fold workers (RebuildFolder.run, in EventStoreLMDB, one thread per job:
+# ReadingStore.defaultRebuildJobs, the processor cores) are collected too: callgrind toggles
+# collection per thread, and those threads never enter measuredRebuild. Absent in builds whose
+# rebuild folds on the calling thread.
 toggles=(--toggle-collect="$symbols")
 folder=""
 if [[ "$mode" == rebuild ]]; then
@@ -115,7 +116,7 @@ if [[ "$mode" == append ]]; then
     echo "instructions (Ir) of the appends: $total"
     awk -v t="$total" -v n="$folded" 'BEGIN { printf "instructions per appended event: %.0f\n", t / n }'
 else
-echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild${folder:+ and RebuildFolder.run (the fold thread)} only (all threads)"
+echo "rebuild of $folded events (view digest ${digest:0:12}…), $(valgrind --version), Ir counted inside measuredRebuild${folder:+ and RebuildFolder.run (the fold workers)} only (all threads)"
 echo "instructions (Ir) of the rebuild: $total"
 awk -v t="$total" -v n="$folded" -v d="${digestIr:-0}" 'BEGIN {
     printf "instructions per folded event: %.0f\n", t / n
