@@ -76,7 +76,6 @@ public struct PostgresSyncStore: SyncStore {
 
     func withConnection<R: Sendable>(on client: PostgresClient,
                                      _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
-        let acquired = AcquiredFlag()
         let outcome = Outcome<R>()
         let (acquireTimeout, statementTimeout, logger) = (acquireTimeout, statementTimeout, logger)
         return try await withTaskCancellationHandler {
@@ -86,7 +85,17 @@ public struct PostgresSyncStore: SyncStore {
                 let work = Task {
                     do {
                         let value = try await client.withConnection { connection in
-                            acquired.set()
+                            // The statement's time counts from now, when the connection came (a
+                            // frozen database on an open connection was answered after the acquire
+                            // timeout plus the statement timeout: 12 s, issue 38).
+                            outcome.acquired {
+                                Task {
+                                    try await Task.sleep(for: statementTimeout)
+                                    if outcome.finish(.failure(APIError.unavailable)) {
+                                        logger.error("the database did not answer within \(statementTimeout): answering 503")
+                                    }
+                                }
+                            }
                             return try await body(connection)
                         }
                         outcome.finish(.success(value))
@@ -96,17 +105,8 @@ public struct PostgresSyncStore: SyncStore {
                 }
                 let timer = Task {
                     try await Task.sleep(for: acquireTimeout)
-                    if !acquired.isSet {
-                        if outcome.finish(.failure(APIError.unavailable)) {
-                            logger.error("no database connection within \(acquireTimeout): answering 503")
-                            work.cancel()
-                        }
-                        return
-                    }
-                    try await Task.sleep(for: statementTimeout)
-                    if outcome.finish(.failure(APIError.unavailable)) {
-                        logger.error("the database did not answer within \(statementTimeout): answering 503")
-                        work.cancel()
+                    if outcome.finish(.failure(APIError.unavailable), unlessAcquired: true) {
+                        logger.error("no database connection within \(acquireTimeout): answering 503")
                     }
                 }
                 outcome.start(continuation, work: work, timer: timer)
@@ -946,28 +946,45 @@ final class Outcome<R: Sendable>: @unchecked Sendable {
     private var done = false
     private var work: Task<Void, Never>?
     private var timer: Task<Void, any Error>?
+    private var acquiredAt: ContinuousClock.Instant?
+
+    /// Records that the work got its connection, now, and replaces the acquire timer with the
+    /// statement timer that `makeTimer` starts (nothing when the outcome is settled already).
+    func acquired(statementTimer makeTimer: () -> Task<Void, any Error>) {
+        let old: Task<Void, any Error>? = lock.withLock {
+            guard !done, acquiredAt == nil else { return nil }
+            acquiredAt = .now
+            let old = timer
+            timer = makeTimer()
+            return old
+        }
+        old?.cancel()
+    }
 
     /// The continuation to resume and the tasks to cancel; resumes at once when an outcome came first.
     func start(_ continuation: CheckedContinuation<R, any Error>, work: Task<Void, Never>, timer: Task<Void, any Error>) {
-        let early: Result<R, any Error>? = lock.withLock {
+        let (early, acquiredFirst): (Result<R, any Error>?, Bool) = lock.withLock {
             self.work = work
-            self.timer = timer
-            if let pending { self.pending = nil; return pending }
+            // The statement timer runs already when the connection came before this.
+            let acquiredFirst = acquiredAt != nil
+            if !acquiredFirst { self.timer = timer }
+            if let pending { self.pending = nil; return (pending, acquiredFirst) }
             self.continuation = continuation
-            return nil
+            return (nil, acquiredFirst)
         }
+        if acquiredFirst || early != nil { timer.cancel() }
         if let early {
-            timer.cancel()
             if case .failure = early { work.cancel() }
             continuation.resume(with: early)
         }
     }
 
-    /// Settles the outcome; false when it was settled already.
+    /// Settles the outcome; false when it was settled already (or, `unlessAcquired`, when the work
+    /// has its connection).
     @discardableResult
-    func finish(_ result: Result<R, any Error>) -> Bool {
+    func finish(_ result: Result<R, any Error>, unlessAcquired: Bool = false) -> Bool {
         let (first, continuation, work, timer): (Bool, CheckedContinuation<R, any Error>?, Task<Void, Never>?, Task<Void, any Error>?) = lock.withLock {
-            guard !done else { return (false, nil, nil, nil) }
+            guard !done, !(unlessAcquired && acquiredAt != nil) else { return (false, nil, nil, nil) }
             done = true
             let taken = self.continuation
             self.continuation = nil
@@ -1024,12 +1041,3 @@ final class ReplicaState: @unchecked Sendable {
     }
 }
 
-/// Whether ``PostgresSyncStore/withConnection(reading:_:)`` got its connection.
-///
-/// `@unchecked Sendable`: `value` is only touched under `lock`.
-final class AcquiredFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
-}
