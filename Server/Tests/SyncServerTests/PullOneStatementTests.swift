@@ -32,7 +32,9 @@ struct PullOneStatementTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            let store = PostgresSyncStore(client: client, logger: Logger(label: "pull-one-statement-test"))
+            // Generous timeouts: the test's own pool opens its connections while other tests load the machine.
+            let store = PostgresSyncStore(client: client, logger: Logger(label: "pull-one-statement-test"),
+                                          acquireTimeout: .seconds(60), statementTimeout: .seconds(120))
 
             /// Walks every page from `start`; returns the pages answered in one statement, the
             /// fallbacks, the events and the last cursor.
