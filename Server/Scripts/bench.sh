@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # The sync load benchmark in one command: a throwaway PostgreSQL, the server (release), sync-load
-# (release) with 1,000 devices for 60 s beside PostgreSQL's own insert rate, then everything stopped.
-# Prints the ratio server / PostgreSQL and the server's CPU seconds per 1,000 events (/proc), and the
-# first 30 s (a fresh database, before autovacuum's first ANALYZE) apart from the rest (--first-seconds).
-# Later flags win: `bench.sh --seconds 20 --devices 100` for a shorter run.
+# (release) with 1,000 devices, one load of 60 s per batch size (100-row, then 10-row pushes), each
+# beside PostgreSQL's own batched INSERT of the same rows from as many connections as the server's
+# pool, then everything stopped. Prints for each batch size the ratio server / PostgreSQL, the CPU
+# per 1,000 events split into the server, PostgreSQL, the load generator and the kernel (/proc), the
+# bound that CPU puts on the ratio, and the first 30 s (a fresh database) apart from the rest.
+# Later flags win: `bench.sh --seconds 20 --devices 100 --batch 10` for a shorter run.
+# BENCH_BIN=DIR runs the binaries in DIR (reading-sync-server and sync-load) instead of building.
 #   Server/Scripts/bench.sh [sync-load flags...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-swift build -c release --package-path Server --product reading-sync-server
-swift build -c release --package-path Server --product sync-load
-bin=$(swift build -c release --package-path Server --show-bin-path)
+if [ -n "${BENCH_BIN:-}" ]; then
+    bin=$BENCH_BIN
+else
+    swift build -c release --package-path Server --product reading-sync-server
+    swift build -c release --package-path Server --product sync-load
+    bin=$(swift build -c release --package-path Server --show-bin-path)
+fi
 dir=$(mktemp -d)
 chmod 755 "$dir"   # the postgres user (PostgreSQL as root) must reach its cluster below
 server_pid=

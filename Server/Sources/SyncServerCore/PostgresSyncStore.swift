@@ -76,7 +76,6 @@ public struct PostgresSyncStore: SyncStore {
 
     func withConnection<R: Sendable>(on client: PostgresClient,
                                      _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
-        let acquired = AcquiredFlag()
         let outcome = Outcome<R>()
         let (acquireTimeout, statementTimeout, logger) = (acquireTimeout, statementTimeout, logger)
         return try await withTaskCancellationHandler {
@@ -86,7 +85,17 @@ public struct PostgresSyncStore: SyncStore {
                 let work = Task {
                     do {
                         let value = try await client.withConnection { connection in
-                            acquired.set()
+                            // The statement's time counts from now, when the connection came (a
+                            // frozen database on an open connection was answered after the acquire
+                            // timeout plus the statement timeout: 12 s, issue 38).
+                            outcome.acquired {
+                                Task {
+                                    try await Task.sleep(for: statementTimeout)
+                                    if outcome.finish(.failure(APIError.unavailable)) {
+                                        logger.error("the database did not answer within \(statementTimeout): answering 503")
+                                    }
+                                }
+                            }
                             return try await body(connection)
                         }
                         outcome.finish(.success(value))
@@ -96,17 +105,8 @@ public struct PostgresSyncStore: SyncStore {
                 }
                 let timer = Task {
                     try await Task.sleep(for: acquireTimeout)
-                    if !acquired.isSet {
-                        if outcome.finish(.failure(APIError.unavailable)) {
-                            logger.error("no database connection within \(acquireTimeout): answering 503")
-                            work.cancel()
-                        }
-                        return
-                    }
-                    try await Task.sleep(for: statementTimeout)
-                    if outcome.finish(.failure(APIError.unavailable)) {
-                        logger.error("the database did not answer within \(statementTimeout): answering 503")
-                        work.cancel()
+                    if outcome.finish(.failure(APIError.unavailable), unlessAcquired: true) {
+                        logger.error("no database connection within \(acquireTimeout): answering 503")
                     }
                 }
                 outcome.start(continuation, work: work, timer: timer)
@@ -385,25 +385,25 @@ public struct PostgresSyncStore: SyncStore {
     /// whatever commits between the two reads (issue 39; before, each read had its own snapshot
     /// and a memo pushed after memos were turned off could reach the partner).
     public func pull(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
+        // Usually the reader's partners and their groups are those the cursor was computed with:
+        // one statement (one snapshot, one round trip) reads them and the page together. The test
+        // hook's pause sits between the two reads of the transaction below, so it takes that path.
+        if Self.testPullPause == nil, let page = try await pullInOneStatement(reader: reader, after: cursor, limit: limit) {
+            return page
+        }
+        return try await pullInTransaction(reader: reader, after: cursor, limit: limit)
+    }
+
+    /// The pull in one `REPEATABLE READ READ ONLY` transaction: the reader's partners and their
+    /// groups, then the page computed with them.
+    func pullInTransaction(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage {
         let logger = logger
         let (rows, read) = try await withReadConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 var cursor = cursor
-                var scans: [(reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)] = []
                 let sources = try await Self.sources(of: reader, on: connection, logger: logger)
-                // Former partners' positions go: the cursor holds the reader and its partners now.
-                cursor.keep(only: Set(sources.map(\.reader)))
-                for (source, groups) in sources {
-                    let after = cursor.positions[source] ?? 0
-                    guard let groups else {
-                        scans.append((source, after, "*", 0, ""))
-                        continue
-                    }
-                    let share = cursor.rescoped(source, to: Set(groups))
-                    scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
-                                  share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
-                }
+                let scans = Self.scans(of: sources, cursor: &cursor)
                 if let pause = Self.testPullPause { try await Task.sleep(for: pause) }
                 // One statement: for each source (the reader, then each partner still paired, with
                 // the groups read above), at most `limit` events after its position, in its
@@ -423,6 +423,37 @@ public struct PostgresSyncStore: SyncStore {
                 throw error
             }
         }
+        return Self.page(rows, cursor: read, limit: limit)
+    }
+
+    /// One scan of the pull statement per source.
+    typealias Scan = (reader: UUID, after: Int64, groups: String, skipThrough: Int64, skipGroups: String)
+
+    /// The scans of a pull from `sources` (the reader, then its partners with the groups each
+    /// shares now), and `cursor` made to match them: former partners dropped, a partner sharing a
+    /// new group restarted (``PullCursor/rescoped(_:to:)``).
+    static func scans(of sources: [(reader: UUID, groups: [String]?)], cursor: inout PullCursor) -> [Scan] {
+        var scans: [Scan] = []
+        // Former partners' positions go: the cursor holds the reader and its partners now.
+        cursor.keep(only: Set(sources.map(\.reader)))
+        for (source, groups) in sources {
+            let after = cursor.positions[source] ?? 0
+            guard let groups else {
+                scans.append((source, after, "*", 0, ""))
+                continue
+            }
+            let share = cursor.rescoped(source, to: Set(groups))
+            // A partner none of whose events arrived yet stays in the cursor (at 0, with its
+            // groups), so that the next pull knows the partners and groups it was computed with.
+            if cursor.positions[source] == nil { cursor.positions[source] = 0 }
+            scans.append((source, cursor.positions[source] ?? 0, share.groups.sorted().joined(separator: ","),
+                          share.skipThrough, share.skipGroups.sorted().joined(separator: ",")))
+        }
+        return scans
+    }
+
+    /// The page of `rows` (at most `limit + 1`, in page order) after `cursor`.
+    static func page(_ rows: [PullStatement.Row], cursor read: PullCursor, limit: Int) -> PullPage {
         var cursor = read
         var events: [PulledEvent] = []
         var more = false
@@ -433,6 +464,44 @@ public struct PostgresSyncStore: SyncStore {
             cursor.positions[source] = arrival
         }
         return PullPage(events: events, next: cursor.encoded, more: more)
+    }
+
+    /// The pull in one statement (``PullPageStatement``), computed with the partners and groups
+    /// the cursor holds; the statement also reads the reader's partners and their groups now, in
+    /// the same snapshot. When they are the cursor's, the page is exactly the one the transaction
+    /// of ``pull(reader:after:limit:)`` reads; otherwise (a partner came or went, a partner's
+    /// groups changed, a cursor without groups) nil, and the pull reads them first.
+    func pullInOneStatement(reader: UUID, after cursor: PullCursor, limit: Int) async throws -> PullPage? {
+        var expected: [UUID: Set<String>] = [:]
+        for partner in Set(cursor.positions.keys).union(cursor.shares.keys) where partner != reader {
+            guard let share = cursor.shares[partner] else { return nil }
+            expected[partner] = share.groups
+        }
+        var read = cursor
+        var sources: [(reader: UUID, groups: [String]?)] = [(reader, nil)]
+        for (partner, groups) in expected { sources.append((partner, Array(groups))) }
+        let scans = Self.scans(of: sources, cursor: &read)
+        let statement = PullPageStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after),
+                                          groups: scans.map(\.groups), skipThrough: scans.map(\.skipThrough),
+                                          skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
+        let logger = logger
+        let rows = try await withReadConnection { connection in
+            var rows: [PullPageStatement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+        let defaults = Set(ShareSettings().groups.map(\.rawValue))
+        var current: [UUID: Set<String>] = [:]
+        var events: [PullStatement.Row] = []
+        for (isPartner, source, arrival, id, record, groups) in rows {
+            if isPartner {
+                current[source] = groups.map(Set.init) ?? defaults
+            } else if let record {
+                events.append((source, arrival, id, record))
+            }
+        }
+        guard current == expected else { return nil }
+        return Self.page(events, cursor: read, limit: limit)
     }
 
     // MARK: Partners
@@ -877,28 +946,45 @@ final class Outcome<R: Sendable>: @unchecked Sendable {
     private var done = false
     private var work: Task<Void, Never>?
     private var timer: Task<Void, any Error>?
+    private var acquiredAt: ContinuousClock.Instant?
+
+    /// Records that the work got its connection, now, and replaces the acquire timer with the
+    /// statement timer that `makeTimer` starts (nothing when the outcome is settled already).
+    func acquired(statementTimer makeTimer: () -> Task<Void, any Error>) {
+        let old: Task<Void, any Error>? = lock.withLock {
+            guard !done, acquiredAt == nil else { return nil }
+            acquiredAt = .now
+            let old = timer
+            timer = makeTimer()
+            return old
+        }
+        old?.cancel()
+    }
 
     /// The continuation to resume and the tasks to cancel; resumes at once when an outcome came first.
     func start(_ continuation: CheckedContinuation<R, any Error>, work: Task<Void, Never>, timer: Task<Void, any Error>) {
-        let early: Result<R, any Error>? = lock.withLock {
+        let (early, acquiredFirst): (Result<R, any Error>?, Bool) = lock.withLock {
             self.work = work
-            self.timer = timer
-            if let pending { self.pending = nil; return pending }
+            // The statement timer runs already when the connection came before this.
+            let acquiredFirst = acquiredAt != nil
+            if !acquiredFirst { self.timer = timer }
+            if let pending { self.pending = nil; return (pending, acquiredFirst) }
             self.continuation = continuation
-            return nil
+            return (nil, acquiredFirst)
         }
+        if acquiredFirst || early != nil { timer.cancel() }
         if let early {
-            timer.cancel()
             if case .failure = early { work.cancel() }
             continuation.resume(with: early)
         }
     }
 
-    /// Settles the outcome; false when it was settled already.
+    /// Settles the outcome; false when it was settled already (or, `unlessAcquired`, when the work
+    /// has its connection).
     @discardableResult
-    func finish(_ result: Result<R, any Error>) -> Bool {
+    func finish(_ result: Result<R, any Error>, unlessAcquired: Bool = false) -> Bool {
         let (first, continuation, work, timer): (Bool, CheckedContinuation<R, any Error>?, Task<Void, Never>?, Task<Void, any Error>?) = lock.withLock {
-            guard !done else { return (false, nil, nil, nil) }
+            guard !done, !(unlessAcquired && acquiredAt != nil) else { return (false, nil, nil, nil) }
             done = true
             let taken = self.continuation
             self.continuation = nil
@@ -955,12 +1041,3 @@ final class ReplicaState: @unchecked Sendable {
     }
 }
 
-/// Whether ``PostgresSyncStore/withConnection(reading:_:)`` got its connection.
-///
-/// `@unchecked Sendable`: `value` is only touched under `lock`.
-final class AcquiredFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
-}

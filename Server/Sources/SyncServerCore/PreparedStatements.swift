@@ -14,11 +14,14 @@ struct PushStatement: PostgresPreparedStatement {
             WITH locked AS (
                 SELECT last_arrival FROM readers WHERE reader_id = $1::uuid FOR UPDATE
             ), incoming AS (
-                SELECT * FROM unnest($2::uuid[], $3::text[], $4::bigint[],
-                                     $5::bigint[], $6::timestamptz[],
-                                     $7::text[], $8::text[],
-                                     $9::bytea[], $10::bytea[])
-                              WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
+                -- `m`: the first position of the row's event ID in the batch (a later row with
+                -- the same ID is an alias), one sort instead of a scan of the batch per row.
+                SELECT *, min(n) OVER (PARTITION BY e) AS m
+                FROM unnest($2::uuid[], $3::text[], $4::bigint[],
+                            $5::bigint[], $6::timestamptz[],
+                            $7::text[], $8::text[],
+                            $9::bytea[], $10::bytea[])
+                     WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
             ), known AS (
                 -- One index look-up per distinct ID (`OFFSET 0` keeps the subquery a per-row scan,
                 -- not a join the planner may turn into a hash join): a plan that does not depend
@@ -58,7 +61,7 @@ struct PushStatement: PostgresPreparedStatement {
             ), fresh AS (
                 SELECT i.*, row_number() OVER (ORDER BY i.n) AS k,
                        EXISTS (SELECT 1 FROM known WHERE known.event_id = i.e)
-                       OR EXISTS (SELECT 1 FROM incoming j WHERE j.e = i.e AND j.n < i.n) AS a
+                       OR i.m < i.n AS a
                 FROM incoming i
                 WHERE i.n NOT IN (SELECT n FROM held) AND NOT EXISTS (SELECT 1 FROM foreign_id)
                   AND NOT EXISTS (SELECT 1 FROM origin_taken) AND NOT EXISTS (SELECT 1 FROM other_fact)
@@ -161,6 +164,68 @@ struct PullStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// The pull in one statement (see ``PostgresSyncStore/pullInOneStatement(reader:after:limit:)``):
+/// the page of ``PullStatement`` for the sources given, then, in the same snapshot, the reader's
+/// partners now with the groups each shares (`NULL`: the defaults), so that the caller can check
+/// the sources it assumed. Page rows first, in page order; then one row per partner.
+///
+/// `Sendable`: a value type of Sendable arrays.
+struct PullPageStatement: PostgresPreparedStatement {
+    static let sql = """
+            WITH src AS (
+                SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::text[],
+                                     $5::bigint[], $6::text[])
+                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
+                WHERE s.reader_id = $1::uuid
+                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = $1::uuid AND p.partner_id = s.reader_id)
+            ), page AS (
+                SELECT src.reader_id, e.arrival, e.event_id, e.record,
+                       row_number() OVER (ORDER BY src.reader_id <> $1::uuid, src.reader_id, e.arrival) AS k
+                FROM src CROSS JOIN LATERAL (
+                    SELECT arrival, event_id, record FROM events e
+                    WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
+                      AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
+                      AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
+                    ORDER BY e.arrival LIMIT $7::bigint
+                ) e
+                ORDER BY src.reader_id <> $1::uuid, src.reader_id, e.arrival
+                LIMIT $7::bigint
+            )
+            SELECT false, reader_id, arrival, event_id, record, NULL::text[], k FROM page
+            UNION ALL
+            SELECT true, p.partner_id, 0::bigint, p.partner_id, NULL::bytea, s.groups, 0::bigint
+            FROM partnerships p LEFT JOIN share_settings s ON s.reader_id = p.partner_id
+            WHERE p.reader_id = $1::uuid
+            ORDER BY 1, 7
+        """
+    typealias Row = (Bool, UUID, Int64, UUID, ByteBuffer?, [String]?)
+
+    var reader: UUID
+    var sources: [UUID]
+    var after: [Int64]
+    var groups: [String]
+    var skipThrough: [Int64]
+    var skipGroups: [String]
+    var limit: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(reader)
+        bindings.append(sources)
+        bindings.append(after)
+        bindings.append(groups)
+        bindings.append(skipThrough)
+        bindings.append(skipGroups)
+        bindings.append(limit)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (isPartner, source, arrival, id, record, groups, _) = try row.decode((Bool, UUID, Int64, UUID, ByteBuffer?, [String]?, Int64).self)
+        return (isPartner, source, arrival, id, record, groups)
+    }
 }
 
 /// A token look-up (see ``PostgresSyncStore/authenticate(token:)``).

@@ -29,7 +29,8 @@ struct SyncLoad: AsyncParsableCommand {
     @Option(name: .customLong("first-seconds"),
             help: "The first seconds of the load, reported apart from the rest (a fresh database before autovacuum's first ANALYZE).")
     var firstSeconds: Int = 30
-    @Option(help: "Events per push.") var batch: Int = 10
+    @Option(help: "Events per push; a comma-separated list runs one load per size, each beside PostgreSQL's insert of its rows.")
+    var batch: String = "100,10"
     @Option(name: .customLong("ceiling-connections"), help: "Connections of the PostgreSQL ceiling run.")
     var ceilingConnections: Int = 20
     @Option(name: .customLong("server-pid"), help: "The server's process ID: its CPU seconds per 1,000 events (from /proc).")
@@ -71,16 +72,42 @@ struct SyncLoad: AsyncParsableCommand {
             return result
         }
 
-        // The load: each device pushes a batch, then pulls what it lacks, until the deadline.
+        // One load per batch size, each beside PostgreSQL's own insert of the same rows (in the
+        // same run, on the same database): the first load meets a fresh database.
+        // Each device keeps its cursor from one load to the next.
+        var cursors = [String](repeating: "", count: registered.count)
+        for (phase, batch) in batches.enumerated() {
+            if phase > 0 { print("") }
+            cursors = try await load(http: http, registered: registered, cursors: cursors, templates: templates, batch: batch,
+                                     url: url, fresh: phase == 0)
+        }
+        try await http.shutdown()
+    }
+
+    /// Events per push, in the order the loads run.
+    var batches: [Int] {
+        batch.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.filter { $0 > 0 }
+    }
+
+    func validate() throws {
+        guard !batches.isEmpty, batches.count == batch.split(separator: ",").count else {
+            throw ValidationError("--batch: a comma-separated list of positive integers (got \(batch))")
+        }
+    }
+
+    /// One load of `seconds` with `batch` events per push, then the ceiling for the same rows; prints
+    /// both and returns each device's cursor.
+    func load(http: HTTPClient, registered: [(UUID, String)], cursors: [String], templates: [EventEnvelope], batch: Int,
+              url: String, fresh: Bool) async throws -> [String] {
+        print("load: \(registered.count) devices, \(seconds) s, \(batch) events per push")
         let deadline = ContinuousClock.now + .seconds(seconds)
         let started = ContinuousClock.now
-        let serverCPUBefore = serverPID.flatMap(cpuSeconds(pid:))
-        let postgresCPUBefore = postgresCPUSeconds()
+        let cpuBefore = CPUSplit.read(serverPID: serverPID)
         let results = try await withThrowingTaskGroup(of: DeviceResult.self) { group in
             for (index, (reader, token)) in registered.enumerated() {
                 group.addTask {
-                    var result = DeviceResult()
-                    var cursor = ""
+                    var result = DeviceResult(index: index)
+                    var cursor = cursors[index]
                     var position = index * 7
                     // Each device is one replica: its events carry an origin, as every receiver requires.
                     let replica = ReplicaID(UUID())
@@ -123,6 +150,7 @@ struct SyncLoad: AsyncParsableCommand {
                         cursor = json["next"] as? String ?? cursor
                         result.pulled += (json["events"] as? [Any])?.count ?? 0
                     }
+                    result.cursor = cursor
                     return result
                 }
             }
@@ -138,15 +166,13 @@ struct SyncLoad: AsyncParsableCommand {
         let pushes = results.flatMap(\.push).sorted()
         let pulls = results.flatMap(\.pull).sorted()
         let serverRate = Double(stored) / elapsedSeconds
-        let serverCPU = cpuDelta(from: serverCPUBefore, to: serverPID.flatMap(cpuSeconds(pid:)))
-        let postgresCPU = cpuDelta(from: postgresCPUBefore, to: postgresCPUSeconds())
+        let loadCPU = CPUSplit.read(serverPID: serverPID) - cpuBefore
 
         // The ceiling: the same rows (same sizes, same batch) straight into a copy of the events
         // table, one multi-row INSERT per batch in its own transaction, over a pool.
-        let ceilingCPUBefore = postgresCPUSeconds()
-        let ceiling = try await measureCeiling(url: url, rows: stored, batch: batch, templates: templates)
-        let ceilingCPU = cpuDelta(from: ceilingCPUBefore, to: postgresCPUSeconds())
-        try await http.shutdown()
+        let ceilingCPUBefore = CPUSplit.read(serverPID: serverPID)
+        let (ceiling, ceilingRows) = try await measureCeiling(url: url, rows: stored, batch: batch, templates: templates)
+        let ceilingCPU = CPUSplit.read(serverPID: serverPID) - ceilingCPUBefore
 
         func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1000) }
         func p(_ values: [Duration], _ q: Double) -> Duration { values.isEmpty ? .zero : values[min(values.count - 1, Int(Double(values.count) * q))] }
@@ -160,10 +186,10 @@ struct SyncLoad: AsyncParsableCommand {
         print("PostgreSQL ceiling (same rows)  \(String(format: "%.0f", ceiling)) events/s  (INSERT of \(batch) rows per transaction, \(ceilingConnections) connections)")
         // The first seconds apart from the rest: a fresh database is measured in its first state.
         let samples = results.flatMap(\.pushes)
-        let first = Duration.seconds(firstSeconds)
+        let first = Duration.seconds(fresh ? firstSeconds : 0)
         for (name, window, length) in [("first \(firstSeconds) s", samples.filter { $0.start < first }, min(Double(firstSeconds), elapsedSeconds)),
                                        ("after \(firstSeconds) s", samples.filter { $0.start >= first }, elapsedSeconds - Double(firstSeconds))]
-        where length > 0 {
+        where fresh && length > 0 {
             let ok = window.filter { $0.status == 200 }
             let latencies = window.map(\.latency).sorted()
             let label = name.padding(toLength: 32, withPad: " ", startingAt: 0)
@@ -172,18 +198,36 @@ struct SyncLoad: AsyncParsableCommand {
                   + "\(window.count - ok.count - window.filter { $0.status == 503 }.count) other errors, "
                   + "push p50 / p99 \(ms(p(latencies, 0.5))) / \(ms(p(latencies, 0.99)))")
         }
-        print("ratio server / ceiling          \(String(format: "%.2f", serverRate / ceiling))x  (target >= 0.5x)")
-        func perThousand(_ seconds: Double?) -> String { seconds.map { String(format: "%.3f s", $0 / Double(max(stored, 1)) * 1000) } ?? "n/a" }
+        print("ratio server / ceiling          \(String(format: "%.2f", serverRate / ceiling))x  (\(batch)-row batches; target >= 1.0x)")
         print("cycle                           \(separatePull ? "push, then pull (2 requests)" : "push with pull=1 (1 request)")")
-        print("server CPU per 1,000 events     \(perThousand(serverCPU))  (/proc/\(serverPID.map(String.init) ?? "?")/stat, user + system)")
-        print("PostgreSQL CPU per 1,000 events \(perThousand(postgresCPU))  (every postgres process, during the load)")
-        print("PostgreSQL CPU per 1,000 rows   \(perThousand(ceilingCPU))  (during the ceiling run)")
-        if let serverCPU, let ceilingCPU, ceilingCPU > 0 {
-            print("server CPU / PostgreSQL CPU     \(String(format: "%.2f", serverCPU / ceilingCPU))  (per event through the server / per row inserted alone)")
+        // Where the CPU went, per 1,000 events (rows): the server process, every postgres process,
+        // this load generator, and the machine as a whole (/proc/stat: the kernel is system, irq
+        // and softirq time of every process; "other" is busy time of processes not named here).
+        print("CPU per 1,000 events (rows)     through the server | PostgreSQL alone")
+        let pad = { (text: String) in text.padding(toLength: 32, withPad: " ", startingAt: 0) }
+        func per(_ seconds: Double?, _ count: Int) -> String { seconds.map { String(format: "%.3f s", $0 / Double(max(count, 1)) * 1000) } ?? "n/a" }
+        for (name, load, alone) in [("  server (user + system)", loadCPU.server, ceilingCPU.server),
+                                    ("  server system (kernel)", loadCPU.serverSystem, ceilingCPU.serverSystem),
+                                    ("  PostgreSQL (user + system)", loadCPU.postgres, ceilingCPU.postgres),
+                                    ("  PostgreSQL system (kernel)", loadCPU.postgresSystem, ceilingCPU.postgresSystem),
+                                    ("  sync-load (user + system)", loadCPU.generator, ceilingCPU.generator),
+                                    ("  machine busy (/proc/stat)", loadCPU.busy, ceilingCPU.busy),
+                                    ("  machine kernel (sys+irq+soft)", loadCPU.kernel, ceilingCPU.kernel),
+                                    ("  other processes", loadCPU.other, ceilingCPU.other)] {
+            print("\(pad(name))\(per(load, stored).padding(toLength: 18, withPad: " ", startingAt: 0))| \(per(alone, ceilingRows))")
         }
+        if let server = loadCPU.server, let postgres = loadCPU.postgres, let alone = ceilingCPU.postgres, alone > 0 {
+            let through = (server + postgres) / Double(max(stored, 1))
+            let row = alone / Double(max(ceilingRows, 1))
+            print("bound (server + PostgreSQL CPU) \(String(format: "%.2f", row / through))x  (PostgreSQL CPU per row alone / server + PostgreSQL CPU per event: "
+                  + "the most the ratio can be when CPU is the limit and the load generator runs elsewhere)")
+        }
+        var next = cursors
+        for result in results { next[result.index] = result.cursor }
+        return next
     }
 
-    func measureCeiling(url: String, rows: Int, batch: Int, templates: [EventEnvelope]) async throws -> Double {
+    func measureCeiling(url: String, rows: Int, batch: Int, templates: [EventEnvelope]) async throws -> (rate: Double, rows: Int) {
         var logger = Logger(label: "sync-load")
         logger.logLevel = .warning
         let configuration = try postgresURL(url)
@@ -226,7 +270,7 @@ struct SyncLoad: AsyncParsableCommand {
             let elapsed = ContinuousClock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             try await client.query("DROP TABLE ceiling_events")
-            return Double(total) / seconds
+            return (Double(total) / seconds, total)
         }
     }
 }
@@ -240,6 +284,8 @@ struct PushSample: Sendable {
 }
 
 struct DeviceResult: Sendable {
+    var index: Int
+    var cursor = ""
     var push: [Duration] = []
     var pushes: [PushSample] = []
     var pull: [Duration] = []
@@ -276,29 +322,31 @@ func postgresURL(_ text: String) throws -> PostgresClient.Configuration {
     return configuration
 }
 
-/// User plus system CPU seconds of process `pid` (fields 14 and 15 of /proc/<pid>/stat, in clock
+/// User and system CPU seconds of process `pid` (fields 14 and 15 of /proc/<pid>/stat, in clock
 /// ticks); nil when it cannot be read.
-func cpuSeconds(pid: Int32) -> Double? {
+func cpuTimes(pid: Int32) -> (user: Double, system: Double)? {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
           let close = text.lastIndex(of: ")") else { return nil }
     // Fields after the command name (which may hold spaces): state is field 3.
     let fields = text[text.index(after: close)...].split(separator: " ")
     guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return (user / tick, system / tick)
 }
 
-/// CPU seconds of every process named `postgres` (the PostgreSQL server and its backends), or nil
+/// CPU times of every process named `postgres` (the PostgreSQL server and its backends), or nil
 /// when /proc cannot be read. Backends that exit between two readings take their time with them,
 /// so this is a lower bound when connections come and go.
-func postgresCPUSeconds() -> Double? {
+func postgresCPUTimes() -> (user: Double, system: Double)? {
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
-    var total = 0.0
+    var total = (user: 0.0, system: 0.0)
     for entry in entries {
         guard let pid = Int32(entry),
               let name = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
               name.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres",
-              let seconds = cpuSeconds(pid: pid) else { continue }
-        total += seconds
+              let times = cpuTimes(pid: pid) else { continue }
+        total.user += times.user
+        total.system += times.system
     }
     return total
 }
@@ -307,4 +355,51 @@ func postgresCPUSeconds() -> Double? {
 func cpuDelta(from start: Double?, to end: Double?) -> Double? {
     guard let start, let end else { return nil }
     return end - start
+}
+
+/// CPU seconds at one instant (see ``read(serverPID:)``); subtract two readings for an interval.
+struct CPUSplit {
+    var server: Double?
+    var serverSystem: Double?
+    var postgres: Double?
+    var postgresSystem: Double?
+    var generator: Double?
+    /// Every CPU of the machine, not idle nor waiting for I/O (/proc/stat).
+    var busy: Double?
+    /// System, irq and softirq time of the machine (/proc/stat).
+    var kernel: Double?
+    /// Busy time of processes other than the server, PostgreSQL and this generator.
+    var other: Double? {
+        guard let busy, let server, let postgres, let generator else { return nil }
+        return busy - server - postgres - generator
+    }
+
+    static func read(serverPID: Int32?) -> CPUSplit {
+        let server = serverPID.flatMap(cpuTimes(pid:))
+        let postgres = postgresCPUTimes()
+        let machine = machineCPU()
+        let generator = cpuTimes(pid: getpid())
+        return CPUSplit(server: server.map { $0.user + $0.system }, serverSystem: server?.system,
+                        postgres: postgres.map { $0.user + $0.system }, postgresSystem: postgres?.system,
+                        generator: generator.map { $0.user + $0.system }, busy: machine?.busy, kernel: machine?.kernel)
+    }
+
+    static func - (end: CPUSplit, start: CPUSplit) -> CPUSplit {
+        func d(_ a: Double?, _ b: Double?) -> Double? { cpuDelta(from: b, to: a) }
+        return CPUSplit(server: d(end.server, start.server), serverSystem: d(end.serverSystem, start.serverSystem),
+                        postgres: d(end.postgres, start.postgres), postgresSystem: d(end.postgresSystem, start.postgresSystem),
+                        generator: d(end.generator, start.generator), busy: d(end.busy, start.busy), kernel: d(end.kernel, start.kernel))
+    }
+}
+
+/// Busy and kernel (system + irq + softirq) CPU seconds of the whole machine, from /proc/stat.
+func machineCPU() -> (busy: Double, kernel: Double)? {
+    guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+    let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    guard fields.count >= 8 else { return nil }
+    // user nice system idle iowait irq softirq steal
+    let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+    let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
+    return (busy / tick, (fields[2] + fields[5] + fields[6]) / tick)
 }

@@ -77,6 +77,61 @@ struct DatabaseFailureTests {
         #expect(try await phone.push(Array(events[..<10])).status == 200)
     }
 
+    /// Issue 38: the statement timeout counts from when a request got its connection. With the
+    /// whole cluster stopped (SIGSTOP) and the pooled connections open, a request that has its
+    /// connection waits on the database and is answered 503 after the statement timeout (5 s
+    /// here), one that has none after the acquire timeout (3 s): never after both. Before, the
+    /// timer first slept the acquire timeout and then the whole statement timeout: 8 s here (12 s
+    /// with the defaults).
+    @Test func aFrozenDatabaseIsAnsweredAfterTheStatementTimeoutAlone() async throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let database = try cluster.createDatabase()
+        let server = try ServerProcess.start(databaseURL: cluster.url(database: database),
+                                             arguments: ["--acquire-timeout", "3", "--statement-timeout", "5"])
+        defer { server.stop() }
+        let reader = UUID()
+        let phone = try await TestDevice.registerFirst(server.baseURL, reader: reader)
+        let events = syntheticHistory(reader: reader, count: 20, seed: 84)
+        #expect(try await phone.push(Array(events[..<10])).status == 200)
+        // Pooled connections open and idle, so that the requests below get one at once.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<12 { group.addTask { _ = try? await phone.send(.GET, "/v1/events?limit=10") } }
+        }
+        let frozen = try postgresProcesses(of: cluster)
+        for pid in frozen { kill(pid, SIGSTOP) }
+        var thawed = false
+        defer { if !thawed { for pid in frozen { kill(pid, SIGCONT) } } }
+        let outcomes = await withTaskGroup(of: (String, Int, Duration).self) { group in
+            for index in 0..<6 {
+                group.addTask {
+                    let begin = ContinuousClock.now
+                    let status: Int
+                    switch index % 3 {
+                    case 0: status = (try? await phone.send(.GET, "/v1/events?limit=10", timeout: .seconds(30)).status) ?? -1
+                    case 1: status = (try? await phone.send(.POST, "/v1/events", json: TestDevice.pushBody([events[10 + index]]),
+                                                             timeout: .seconds(30)).status) ?? -1
+                    default: status = (try? await phone.send(.GET, "/health", timeout: .seconds(30)).status) ?? -1
+                    }
+                    return ("request \(index)", status, ContinuousClock.now - begin)
+                }
+            }
+            var all: [(String, Int, Duration)] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        for pid in frozen { kill(pid, SIGCONT) }
+        thawed = true
+        for (name, status, duration) in outcomes {
+            #expect(status == 503, "\(name): \(status) after \(duration)")
+            // The statement timeout (5 s) and a margin for a busy machine (in a full parallel test
+            // run every request here took 6.86 s: the server reached them late); 8 s before, plus
+            // the same delay.
+            #expect(duration < .milliseconds(7500), "\(name) took \(duration)")
+        }
+        print("frozen database, acquire timeout 3 s, statement timeout 5 s: \(outcomes.map { "\($0.1) in \($0.2)" })")
+    }
+
     /// Issue 39, finding 5: with the read replica stopped, pulls fall back to the primary, and
     /// `/health` reports each database. Before, the push committed but every pull failed 503, and
     /// `/health` answered 200 with nothing about the replica.
