@@ -118,31 +118,12 @@ struct PushStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// The pull (see ``PostgresSyncStore/pull(reader:after:limit:)``): one statement over the sources.
+/// What both pull statements bind, and the SQL they share: the reader (`$1`); per source (`$2`-`$6`)
+/// its ID, the arrival it is read after, its groups (`*`: all), and the arrival through which, in
+/// the groups named, a restarted partner already delivered; the page size (`$7`).
 ///
 /// `Sendable`: a value type of Sendable arrays.
-struct PullStatement: PostgresPreparedStatement {
-    static let sql = """
-            WITH src AS (
-                SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::text[],
-                                     $5::bigint[], $6::text[])
-                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
-                WHERE s.reader_id = $1::uuid
-                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = $1::uuid AND p.partner_id = s.reader_id)
-            )
-            SELECT src.reader_id, e.arrival, e.event_id, e.record
-            FROM src CROSS JOIN LATERAL (
-                SELECT arrival, event_id, record FROM events e
-                WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
-                  AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
-                  AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
-                ORDER BY e.arrival LIMIT $7::bigint
-            ) e
-            ORDER BY src.reader_id <> $1::uuid, src.reader_id, e.arrival
-            LIMIT $7::bigint
-        """
-    typealias Row = (UUID, Int64, UUID, ByteBuffer)
-
+struct PullArguments: Sendable {
     var reader: UUID
     var sources: [UUID]
     var after: [Int64]
@@ -151,7 +132,17 @@ struct PullStatement: PostgresPreparedStatement {
     var skipGroups: [String]
     var limit: Int64
 
-    func makeBindings() throws -> PostgresBindings {
+    init(reader: UUID, scans: [PostgresSyncStore.Scan], limit: Int64) {
+        self.reader = reader
+        sources = scans.map(\.reader)
+        after = scans.map(\.after)
+        groups = scans.map(\.groups)
+        skipThrough = scans.map(\.skipThrough)
+        skipGroups = scans.map(\.skipGroups)
+        self.limit = limit
+    }
+
+    func makeBindings() -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 7)
         bindings.append(reader)
         bindings.append(sources)
@@ -162,6 +153,50 @@ struct PullStatement: PostgresPreparedStatement {
         bindings.append(limit)
         return bindings
     }
+
+    /// `src`: the sources still readable (the reader itself, and partners still paired).
+    static let sourcesCTE = """
+            WITH src AS (
+                SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::text[],
+                                     $5::bigint[], $6::text[])
+                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
+                WHERE s.reader_id = $1::uuid
+                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = $1::uuid AND p.partner_id = s.reader_id)
+            )
+        """
+
+    /// The page's order: the reader's own events first, then partners by ID, each by arrival.
+    static let pageOrder = "src.reader_id <> $1::uuid, src.reader_id, e.arrival"
+
+    /// The page's rows (`src` and `e`): for each source at most `$7` events after its position, in
+    /// its groups, minus what a restarted partner already delivered; the first `$7` in page order.
+    static let pageRows = """
+            FROM src CROSS JOIN LATERAL (
+                SELECT arrival, event_id, record FROM events e
+                WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
+                  AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
+                  AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
+                ORDER BY e.arrival LIMIT $7::bigint
+            ) e
+            ORDER BY \(pageOrder)
+            LIMIT $7::bigint
+        """
+}
+
+/// The pull (see ``PostgresSyncStore/pull(reader:after:limit:)``): one statement over the sources.
+///
+/// `Sendable`: a value type of Sendable arrays.
+struct PullStatement: PostgresPreparedStatement {
+    static let sql = PullArguments.sourcesCTE + """
+
+            SELECT src.reader_id, e.arrival, e.event_id, e.record
+
+        """ + PullArguments.pageRows
+    typealias Row = (UUID, Int64, UUID, ByteBuffer)
+
+    var arguments: PullArguments
+
+    func makeBindings() throws -> PostgresBindings { arguments.makeBindings() }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
@@ -173,25 +208,13 @@ struct PullStatement: PostgresPreparedStatement {
 ///
 /// `Sendable`: a value type of Sendable arrays.
 struct PullPageStatement: PostgresPreparedStatement {
-    static let sql = """
-            WITH src AS (
-                SELECT * FROM unnest($2::uuid[], $3::bigint[], $4::text[],
-                                     $5::bigint[], $6::text[])
-                              AS s(reader_id, after_arrival, groups, skip_through, skip_groups)
-                WHERE s.reader_id = $1::uuid
-                   OR EXISTS (SELECT 1 FROM partnerships p WHERE p.reader_id = $1::uuid AND p.partner_id = s.reader_id)
-            ), page AS (
+    static let sql = PullArguments.sourcesCTE + """
+            , page AS (
                 SELECT src.reader_id, e.arrival, e.event_id, e.record,
-                       row_number() OVER (ORDER BY src.reader_id <> $1::uuid, src.reader_id, e.arrival) AS k
-                FROM src CROSS JOIN LATERAL (
-                    SELECT arrival, event_id, record FROM events e
-                    WHERE e.reader_id = src.reader_id AND e.arrival > src.after_arrival
-                      AND (src.groups = '*' OR e.share_group = ANY(string_to_array(src.groups, ',')))
-                      AND NOT (e.arrival <= src.skip_through AND e.share_group = ANY(string_to_array(src.skip_groups, ',')))
-                    ORDER BY e.arrival LIMIT $7::bigint
-                ) e
-                ORDER BY src.reader_id <> $1::uuid, src.reader_id, e.arrival
-                LIMIT $7::bigint
+                       row_number() OVER (ORDER BY \(PullArguments.pageOrder)) AS k
+
+        """ + PullArguments.pageRows + """
+
             )
             SELECT false, reader_id, arrival, event_id, record, NULL::text[], k FROM page
             UNION ALL
@@ -202,25 +225,9 @@ struct PullPageStatement: PostgresPreparedStatement {
         """
     typealias Row = (Bool, UUID, Int64, UUID, ByteBuffer?, [String]?)
 
-    var reader: UUID
-    var sources: [UUID]
-    var after: [Int64]
-    var groups: [String]
-    var skipThrough: [Int64]
-    var skipGroups: [String]
-    var limit: Int64
+    var arguments: PullArguments
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 7)
-        bindings.append(reader)
-        bindings.append(sources)
-        bindings.append(after)
-        bindings.append(groups)
-        bindings.append(skipThrough)
-        bindings.append(skipGroups)
-        bindings.append(limit)
-        return bindings
-    }
+    func makeBindings() throws -> PostgresBindings { arguments.makeBindings() }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         let (isPartner, source, arrival, id, record, groups, _) = try row.decode((Bool, UUID, Int64, UUID, ByteBuffer?, [String]?, Int64).self)
