@@ -88,7 +88,7 @@ public struct PostgresSyncStore: SyncStore {
                             // The statement's time counts from now, when the connection came (a
                             // frozen database on an open connection was answered after the acquire
                             // timeout plus the statement timeout: 12 s, issue 38).
-                            outcome.acquired {
+                            let acquired = outcome.acquired {
                                 Task {
                                     try await Task.sleep(for: statementTimeout)
                                     if outcome.finish(.failure(APIError.unavailable)) {
@@ -96,6 +96,10 @@ public struct PostgresSyncStore: SyncStore {
                                     }
                                 }
                             }
+                            // Answered already (503 after the acquire timeout, or the request is
+                            // gone): the work does not run. Before, a push answered 503 for want of
+                            // a connection was stored when the connection came (issue 38).
+                            guard acquired else { throw CancellationError() }
                             return try await body(connection)
                         }
                         outcome.finish(.success(value))
@@ -409,9 +413,7 @@ public struct PostgresSyncStore: SyncStore {
                 // the groups read above), at most `limit` events after its position, in its
                 // groups, minus what a restarted partner already delivered; the first `limit`
                 // rows in (own first, partners by ID, arrival) order make the page.
-                let statement = PullStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after),
-                                              groups: scans.map(\.groups), skipThrough: scans.map(\.skipThrough),
-                                              skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
+                let statement = PullStatement(arguments: PullArguments(reader: reader, scans: scans, limit: Int64(limit + 1)))
                 var rows: [PullStatement.Row] = []
                 for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
                 try await connection.query("COMMIT", logger: logger)
@@ -481,9 +483,7 @@ public struct PostgresSyncStore: SyncStore {
         var sources: [(reader: UUID, groups: [String]?)] = [(reader, nil)]
         for (partner, groups) in expected { sources.append((partner, Array(groups))) }
         let scans = Self.scans(of: sources, cursor: &read)
-        let statement = PullPageStatement(reader: reader, sources: scans.map(\.reader), after: scans.map(\.after),
-                                          groups: scans.map(\.groups), skipThrough: scans.map(\.skipThrough),
-                                          skipGroups: scans.map(\.skipGroups), limit: Int64(limit + 1))
+        let statement = PullPageStatement(arguments: PullArguments(reader: reader, scans: scans, limit: Int64(limit + 1)))
         let logger = logger
         let rows = try await withReadConnection { connection in
             var rows: [PullPageStatement.Row] = []
@@ -949,16 +949,19 @@ final class Outcome<R: Sendable>: @unchecked Sendable {
     private var acquiredAt: ContinuousClock.Instant?
 
     /// Records that the work got its connection, now, and replaces the acquire timer with the
-    /// statement timer that `makeTimer` starts (nothing when the outcome is settled already).
-    func acquired(statementTimer makeTimer: () -> Task<Void, any Error>) {
-        let old: Task<Void, any Error>? = lock.withLock {
-            guard !done, acquiredAt == nil else { return nil }
+    /// statement timer that `makeTimer` starts. False, and nothing changes, when the outcome is
+    /// settled already (the request was answered, or cancelled): the work must not run then.
+    func acquired(statementTimer makeTimer: () -> Task<Void, any Error>) -> Bool {
+        let (recorded, old): (Bool, Task<Void, any Error>?) = lock.withLock {
+            guard !done else { return (false, nil) }
+            guard acquiredAt == nil else { return (true, nil) }
             acquiredAt = .now
             let old = timer
             timer = makeTimer()
-            return old
+            return (true, old)
         }
         old?.cancel()
+        return recorded
     }
 
     /// The continuation to resume and the tasks to cancel; resumes at once when an outcome came first.
