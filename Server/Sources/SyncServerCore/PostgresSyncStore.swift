@@ -97,8 +97,8 @@ public struct PostgresSyncStore: SyncStore {
                                 }
                             }
                             // Answered already (503 after the acquire timeout, or the request is
-                            // gone): the work does not run. Before, a push answered 503 for want of
-                            // a connection was stored when the connection came (issue 38).
+                            // gone): the work does not run. Before, a connection handed over as the
+                            // acquire timer fired ran the work anyway (issue 38).
                             guard acquired else { throw CancellationError() }
                             return try await body(connection)
                         }
