@@ -80,6 +80,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
         try LMDBError.check(mdb_env_create(&created), "mdb_env_create")
         let env = created!
         var registered = false
+        var isShort = false
         do {
             try LMDBError.check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize(\(path))")
             try LMDBError.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders(\(path))")
@@ -108,7 +109,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
             // while LMDB picks the meta page, and opens are checked one at a time.
             try locks.withWriter {
                 let isNew = try locks.dataFileSize() == 0
-                try Self.checkDataFileLength(locks, path: path)
+                isShort = try Self.isDataFileShort(locks, path: path)
                 // 0600: reading history is personal. open(2) applies the umask, which can only clear bits.
                 let rc = mdb_env_open(env, path, flags, 0o600)
                 if isNew && (rc == ENOSPC || rc == EDQUOT) {
@@ -137,8 +138,10 @@ public final class LMDBEnvironment: @unchecked Sendable {
         refreshMapRange()
         // Before anything writes: LMDB follows a damaged page blindly (SIGSEGV, SIGBUS). Every
         // write transaction reads the free-page list; a whole-store reader asks for every page.
-        if options.checkPages {
+        if options.checkPages || isShort {
+            // A short file opens only when every page in use lies within it (see isDataFileShort).
             try checkPageStructure()
+            if isShort, !options.readOnly { try fileLocks.withWriter { try coverFreeTail(durably: true) } }
         } else if !options.readOnly {
             try checkPageStructure(freeListOnly: true)
         }
@@ -239,6 +242,9 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 let commit = mdb_txn_commit(txn)
                 if commit == MDB_MAP_FULL { return .growMap }
                 if commit != 0 { throw LMDBError.writeFailure(code: commit, operation: "mdb_txn_commit(\(path))", directory: path) }
+                // Best effort: the commit stands either way. Left short (a full disk, a crash
+                // before the new length reached the disk), the next open walks the pages instead.
+                try? coverFreeTail(durably: false)
                 let committed = transaction.didWrite ? transaction.id : nil
                 for handler in transaction.commitHandlers { handler(committed) }
                 return .done(value)
@@ -343,12 +349,22 @@ public final class LMDBEnvironment: @unchecked Sendable {
         return try body()
     }
 
-    /// Refuses a `data.mdb` shorter than its own meta page says (a copy cut short, a truncated
-    /// file, a disk that filled while the file grew): LMDB would map the missing pages and the
-    /// process would die with SIGBUS on the first read of one.
-    static func checkDataFileLength(_ locks: StoreFileLocks, path: String) throws {
+    /// Whether `data.mdb` is shorter than its own meta page says; refuses one too short for its
+    /// two meta pages or whose last page lies beyond any file size.
+    ///
+    /// A short file is not always damaged: LMDB counts in its last page the pages a transaction
+    /// took and gave back before its commit (a value written and deleted in one transaction,
+    /// an overflow run freed while still dirty). Those go to the free list unwritten, so when
+    /// they were the highest-numbered pages the file ends before them (issue 36: a 100,000-book
+    /// JSON Lines import left 222 such pages, and every later open refused the store). A copy
+    /// cut short, a truncated file or a disk that filled while the file grew also ends early,
+    /// and there pages in use are missing: LMDB would map them and the process would die with
+    /// SIGBUS on the first read of one. So the caller walks every tree of a short file with
+    /// `pread` (``checkPageStructure(freeListOnly:)``, which refuses a page in use beyond the end
+    /// of the file) before anything reads it through the map.
+    static func isDataFileShort(_ locks: StoreFileLocks, path: String) throws -> Bool {
         let size = try locks.dataFileSize()
-        guard size > 0 else { return }   // a new environment: LMDB writes its meta pages
+        guard size > 0 else { return false }   // a new environment: LMDB writes its meta pages
         // Each of pages 0 and 1 is a 16-byte page header and an MDB_meta (64-bit layout): magic
         // u32 at 16, version u32 at 20, address at 24, map size at 32, two MDB_db records of 48
         // bytes at 40 (the first one's md_pad is the page size), last page at 136, txnid at 144.
@@ -367,17 +383,29 @@ public final class LMDBEnvironment: @unchecked Sendable {
                           + "that filled while the file grew); restore it from a backup")
         }
         // A first page LMDB does not recognize is LMDB's to refuse (MDB_INVALID).
-        guard let first = meta(try locks.readData(at: 0, count: 152)) else { return }
-        guard first.pageSize >= 512, first.pageSize <= 1 << 16, first.pageSize & (first.pageSize - 1) == 0 else { return }
+        guard let first = meta(try locks.readData(at: 0, count: 152)) else { return false }
+        guard first.pageSize >= 512, first.pageSize <= 1 << 16, first.pageSize & (first.pageSize - 1) == 0 else { return false }
         guard size >= 2 * first.pageSize else {
             throw damaged("it is \(size) bytes, shorter than its two meta pages (\(2 * first.pageSize) bytes)")
         }
         let second = meta(try locks.readData(at: first.pageSize, count: 152))
         let current = second.map { $0.txnid > first.txnid ? $0 : first } ?? first
         let (needed, overflow) = (current.lastPage + 1).multipliedReportingOverflow(by: UInt64(first.pageSize))
-        if overflow || needed > UInt64(size) {
-            throw damaged("it is \(size) bytes, but its meta page says its pages reach \(overflow ? "beyond any file size" : "\(needed) bytes")")
-        }
+        if overflow { throw damaged("its meta page says its pages reach beyond any file size") }
+        return needed > UInt64(size)
+    }
+
+    /// Grows `data.mdb` to cover every page its newest meta page counts, when free pages LMDB
+    /// never wrote end it early (see ``isDataFileShort(_:path:)``), so that the next open need not
+    /// walk every page to tell it from a file cut short. Run under the writer lock, after a
+    /// commit or a walk that showed no page in use beyond the end. The added pages are zeros,
+    /// and free: LMDB writes a free page whole before it uses it again.
+    func coverFreeTail(durably: Bool) throws {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        try fileLocks.extendData(toAtLeast: (info.me_last_pgno + 1) * Int(stat.ms_psize), durably: durably)
     }
 
     // MARK: - Map size

@@ -42,8 +42,13 @@ private struct PageWalker {
     let locks: StoreFileLocks
     let path: String
     let pageSize: Int
-    /// Pages in the snapshot (`mm_last_pg + 1`).
+    /// Pages in the snapshot (`mm_last_pg + 1`): the free list may name any of them.
     let pageCount: UInt64
+    /// Pages in the snapshot that lie whole within the file: a page in use must be one of them.
+    /// Fewer than ``pageCount`` when free pages LMDB never wrote end the file early, or when the
+    /// file was cut short (then a page in use lies beyond it).
+    let filePages: UInt64
+    let fileSize: Int
     let freeDB: [UInt8]
     let mainDB: [UInt8]
     var seen: Set<UInt64> = []
@@ -73,6 +78,8 @@ private struct PageWalker {
         // The meta page of the snapshot the read transaction holds (else the newer one).
         let meta = metas.first { Self.u64($0, 144) == txnid } ?? metas.max { Self.u64($0, 144) < Self.u64($1, 144) }!
         pageCount = Self.u64(meta, 136) &+ 1
+        fileSize = try locks.dataFileSize()
+        filePages = min(pageCount, UInt64(fileSize / size))
         freeDB = Array(meta[40..<88])
         mainDB = Array(meta[88..<136])
     }
@@ -88,6 +95,14 @@ private struct PageWalker {
 
     func damaged(_ page: UInt64, _ tree: String, _ detail: String) -> LMDBError {
         Self.damaged(path, "page \(page) (\(tree)) \(detail)")
+    }
+
+    /// A page in use that the file ends before (see ``filePages``).
+    func incomplete(_ page: UInt64, _ tree: String) -> LMDBError {
+        LMDBError(operation: "check(\(path))", code: MDB_CORRUPTED,
+                  message: "data.mdb is damaged or incomplete: it is \(fileSize) bytes, but page \(page) (\(tree)), in use, "
+                      + "lies beyond its end (a copy cut short, a truncated file, or a disk that filled while the file grew); "
+                      + "restore it from a backup")
     }
 
     /// Walks the tree an MDB_db record describes.
@@ -114,6 +129,7 @@ private struct PageWalker {
         guard number >= 2, number < pageCount else {
             throw damaged(number, tree, "is named by its parent but lies outside the file's \(pageCount) pages")
         }
+        guard number < filePages else { throw incomplete(number, tree) }
         guard seen.insert(number).inserted else { throw damaged(number, tree, "is reached twice") }
         let page = try readPage(number, count: pageSize)
         guard Self.u64(page, 0) == number else { throw damaged(number, tree, "says it is page \(Self.u64(page, 0))") }
@@ -159,6 +175,7 @@ private struct PageWalker {
                 guard first >= 2, first < pageCount else {
                     throw damaged(number, tree, "has entry \(index) on overflow page \(first), outside the file's \(pageCount) pages")
                 }
+                guard first < filePages else { throw incomplete(first, tree) }
                 guard seen.insert(first).inserted else { throw damaged(first, tree, "is reached twice") }
                 let head = try readPage(first, count: Self.header)
                 let pages = UInt64(Self.u32(head, 12))
@@ -166,6 +183,7 @@ private struct PageWalker {
                       first + pages <= pageCount, UInt64(Self.header + size) <= pages * UInt64(pageSize) else {
                     throw damaged(first, tree, "is not an overflow run of the \(size) bytes its entry names")
                 }
+                if first + pages > filePages { throw incomplete(filePages, tree) }
                 for extra in 1..<pages { seen.insert(first + extra) }
                 if isFree { value = try locks.readData(at: Int(first) * pageSize + Self.header, count: min(size, 8)) }
             } else {

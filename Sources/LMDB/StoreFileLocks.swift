@@ -83,6 +83,15 @@ final class StoreFileLocks: @unchecked Sendable {
         return Int(info.st_size)
     }
 
+    /// Grows `data.mdb` to `bytes` when it is shorter (zeros; never shrinks it), and with
+    /// `durably` flushes the new length to disk. The pages it adds are free pages LMDB never
+    /// wrote (see ``LMDBEnvironment/coverFreeTail()``); LMDB never reads a free page.
+    func extendData(toAtLeast bytes: Int, durably: Bool) throws {
+        guard writable, try dataFileSize() < bytes else { return }
+        guard ftruncate(dataFD, off_t(bytes)) == 0 else { throw LMDBError(operation: "ftruncate(data.mdb)", code: errno) }
+        if durably, fsync(dataFD) != 0 { throw LMDBError(operation: "fsync(data.mdb)", code: errno) }
+    }
+
     /// Reads `count` bytes of `data.mdb` at `offset` (fewer at the end of the file).
     func readData(at offset: Int, count: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
