@@ -28,6 +28,9 @@ public struct AnyViewStore: ViewStore {
         try base.takeBookView(reader: reader, book: book)
     }
     public mutating func restoreBookView(_ view: BookView) throws { try base.restoreBookView(view) }
+    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
+        try base.takeYearView(reader: reader, year: year)
+    }
     public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal { try base.dayTotal(reader: reader, day: day) }
     public mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
         try base.putDayTotal(reader: reader, day: day, total)

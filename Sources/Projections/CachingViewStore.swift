@@ -173,6 +173,14 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         let key = YearKey(reader: reader, year: view.year)
         years[key] = view; dirtyYears.insert(key)
     }
+    /// Hands a cached record over, leaving an empty one in its place until it is put back (see
+    /// ``ViewStore/takeYearView(reader:year:)``), so the fold changes it without copying it.
+    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
+        let key = YearKey(reader: reader, year: year)
+        guard let cached = years[key] else { return try base.yearView(reader: reader, year: year) }
+        years[key] = YearView(year: year)
+        return cached.isEmpty ? nil : cached
+    }
     public func yearViews(reader: ReaderID) throws -> [YearView] {
         precondition(dirtyYears.isEmpty, "flush before listing")
         return try base.yearViews(reader: reader)

@@ -8,14 +8,15 @@ import ReadingEvents
 /// `Sendable`: a value type of Sendable collections.
 public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     struct BookKey: Hashable, Sendable { var reader: ReaderID; var book: BookID }
-    struct BookDayKey: Hashable, Sendable { var reader: ReaderID; var book: BookID; var day: LocalDate }
-    struct DayKey: Hashable, Sendable { var reader: ReaderID; var day: LocalDate }
-    struct MonthKey: Hashable, Sendable { var reader: ReaderID; var month: YearMonth }
 
-    var books: [BookKey: BookView] = [:]
-    var days: [DayKey: DayTotal] = [:]
-    var bookDays: [BookDayKey: DayTotal] = [:]
-    var months: [MonthKey: MonthTotal] = [:]
+    // Keyed by reader (and book) first, so that a reader's or a book's records are found without
+    // walking every record: filtering one dictionary of every book's days for each book made the
+    // fresh fold of `verify` quadratic in a reader's books (100,000 books: 85 s, issue 37). An
+    // inner dictionary that becomes empty is removed, so equal views are equal stores.
+    var books: [ReaderID: [BookID: BookView]] = [:]
+    var days: [ReaderID: [LocalDate: DayTotal]] = [:]
+    var bookDays: [BookKey: [LocalDate: DayTotal]] = [:]
+    var months: [ReaderID: [YearMonth: MonthTotal]] = [:]
     var buckets: [ReaderID: BucketTotals] = [:]
     var runs: [ReaderID: [LocalDate: StreakRun]] = [:]
     var readerViews: [ReaderID: ReaderView] = [:]
@@ -25,43 +26,57 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     /// An empty store.
     public init() {}
 
-    public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { books[BookKey(reader: reader, book: book)] }
-    public mutating func putBookView(_ view: BookView) throws { books[BookKey(reader: view.reader, book: view.book)] = view }
+    /// Sets `inner[key]` in `outer[outerKey]` (`nil` removes it), dropping an inner dictionary
+    /// that becomes empty.
+    private static func set<Outer: Hashable, Key: Hashable, Value>(
+        _ outer: inout [Outer: [Key: Value]], _ outerKey: Outer, _ key: Key, _ value: Value?
+    ) {
+        if let value {
+            outer[outerKey, default: [:]][key] = value
+        } else if outer[outerKey]?.removeValue(forKey: key) != nil, outer[outerKey]?.isEmpty == true {
+            outer[outerKey] = nil
+        }
+    }
+
+    public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { books[reader]?[book] }
+    public mutating func putBookView(_ view: BookView) throws { Self.set(&books, view.reader, view.book, view) }
     /// Removes the view while the caller changes it (see ``ViewStore/takeBookView(reader:book:)``).
     public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
-        books.removeValue(forKey: BookKey(reader: reader, book: book))
+        let view = books[reader]?[book]
+        Self.set(&books, reader, book, nil)
+        return view
     }
     /// Puts a taken view back.
     public mutating func restoreBookView(_ view: BookView) throws { try putBookView(view) }
     public func bookViews(reader: ReaderID) throws -> [BookView] {
-        books.values.filter { $0.reader == reader }.sorted { $0.book < $1.book }
+        (books[reader] ?? [:]).values.sorted { $0.book < $1.book }
     }
 
-    public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal { days[DayKey(reader: reader, day: day)] ?? DayTotal() }
+    public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal { days[reader]?[day] ?? DayTotal() }
     public mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
-        days[DayKey(reader: reader, day: day)] = total.isZero ? nil : total
+        Self.set(&days, reader, day, total.isZero ? nil : total)
     }
     public func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        days.filter { $0.key.reader == reader && range.contains($0.key.day) }.map { ($0.key.day, $0.value) }.sorted { $0.0 < $1.0 }
+        (days[reader] ?? [:]).filter { range.contains($0.key) }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
     }
 
     public func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
-        bookDays[BookDayKey(reader: reader, book: book, day: day)] ?? DayTotal()
+        bookDays[BookKey(reader: reader, book: book)]?[day] ?? DayTotal()
     }
     public mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws {
-        bookDays[BookDayKey(reader: reader, book: book, day: day)] = total.isZero ? nil : total
+        Self.set(&bookDays, BookKey(reader: reader, book: book), day, total.isZero ? nil : total)
     }
     public func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        bookDays.filter { $0.key.reader == reader && $0.key.book == book && range.contains($0.key.day) }
-            .map { ($0.key.day, $0.value) }.sorted { $0.0 < $1.0 }
+        (bookDays[BookKey(reader: reader, book: book)] ?? [:]).filter { range.contains($0.key) }
+            .map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
     }
 
-    public func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal { months[MonthKey(reader: reader, month: month)] ?? MonthTotal() }
+    public func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal { months[reader]?[month] ?? MonthTotal() }
     public mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws {
-        months[MonthKey(reader: reader, month: month)] = total == MonthTotal() ? nil : total
+        Self.set(&months, reader, month, total == MonthTotal() ? nil : total)
     }
     public func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)] {
-        months.filter { $0.key.reader == reader && range.contains($0.key.month) }.map { ($0.key.month, $0.value) }.sorted { $0.0 < $1.0 }
+        (months[reader] ?? [:]).filter { range.contains($0.key) }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
     }
 
     public func bucketTotals(reader: ReaderID) throws -> BucketTotals { buckets[reader] ?? BucketTotals() }
@@ -85,6 +100,12 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     public mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
         years[reader, default: [:]][view.year] = view.isEmpty ? nil : view
         if years[reader]?.isEmpty == true { years[reader] = nil }
+    }
+    /// Removes the record while the caller changes it (see ``ViewStore/takeYearView(reader:year:)``).
+    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
+        let view = years[reader]?[year]
+        Self.set(&years, reader, year, nil)
+        return view
     }
     public func yearViews(reader: ReaderID) throws -> [YearView] { (years[reader] ?? [:]).values.sorted { $0.year < $1.year } }
 

@@ -478,7 +478,7 @@ public struct ReadingProjector {
         for (month, total) in months.sorted(by: { $0.key < $1.key }) { try store.putMonthTotal(reader: reader, month: month, total) }
         for (key, part) in yearParts.sorted(by: { ($0.key.year, $0.key.book) < ($1.key.year, $1.key.book) })
         where part.pages != 0 || part.finishes != 0 {
-            var year = try store.yearView(reader: reader, year: key.year) ?? YearView(year: key.year)
+            var year = try store.takeYearView(reader: reader, year: key.year) ?? YearView(year: key.year)
             year.add(book: key.book, pages: part.pages, finishes: part.finishes)
             try store.putYearView(reader: reader, year)
         }

@@ -167,6 +167,10 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
         try check(reader)
         years[view.year] = view.isEmpty ? nil : view
     }
+    /// Removes the record while the caller changes it (see ``ViewStore/takeYearView(reader:year:)``).
+    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
+        reader == self.reader ? years.removeValue(forKey: year) : nil
+    }
     public func yearViews(reader: ReaderID) throws -> [YearView] {
         reader == self.reader ? years.values.sorted { $0.year < $1.year } : []
     }

@@ -71,6 +71,11 @@ public protocol ViewStore {
     func yearView(reader: ReaderID, year: Int) throws -> YearView?
     /// Stores the record of one year; an empty record removes it.
     mutating func putYearView(reader: ReaderID, _ view: YearView) throws
+    /// The record of one year, read to be changed and then put back with ``putYearView(reader:_:)``
+    /// at once (no other read of the year between the two calls). A store that keeps years in
+    /// memory hands the record over without keeping a reference meanwhile, so adding a book to
+    /// a year of 100,000 books does not copy them all (issue 37).
+    mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView?
     /// Every year record of the reader, in year order.
     func yearViews(reader: ReaderID) throws -> [YearView]
 
@@ -90,6 +95,10 @@ extension ViewStore {
     }
     /// The default: nothing (the view was never handed over).
     public mutating func restoreBookView(_ view: BookView) throws {}
+    /// The default: ``yearView(reader:year:)``.
+    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
+        try yearView(reader: reader, year: year)
+    }
     /// The default: ``putBookView(_:)``.
     public mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws { try putBookView(view) }
 }
