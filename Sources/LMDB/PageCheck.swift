@@ -30,6 +30,7 @@ extension LMDBEnvironment {
             let id = UInt64(mdb_txn_id(txn.handle))
             var walker = try PageWalker(locks: fileLocks, path: path, txnid: id)
             try walker.walkDatabase(walker.freeDB, name: "free-page list", isFree: true, isMain: false)
+            try walker.checkMissingPagesAreFree()
             if !freeListOnly { try walker.walkDatabase(walker.mainDB, name: "main database", isFree: false, isMain: true) }
         }
     }
@@ -49,6 +50,9 @@ private struct PageWalker {
     /// file was cut short (then a page in use lies beyond it).
     let filePages: UInt64
     let fileSize: Int
+    /// The pages the free list names at or beyond ``filePages`` (collected only when the file is
+    /// short): every page the file ends before must be one of them.
+    var freeBeyondFile: Set<UInt64> = []
     let freeDB: [UInt8]
     let mainDB: [UInt8]
     var seen: Set<UInt64> = []
@@ -95,6 +99,21 @@ private struct PageWalker {
 
     func damaged(_ page: UInt64, _ tree: String, _ detail: String) -> LMDBError {
         Self.damaged(path, "page \(page) (\(tree)) \(detail)")
+    }
+
+    /// Refuses a file that ends before a page that is not free. LMDB accounts for every page below
+    /// its last: in use or on the free list. So when only free pages LMDB never wrote are missing,
+    /// the free list names each of them; a meta page whose last page was changed by damage, or a
+    /// file cut short, leaves some missing page unnamed.
+    func checkMissingPagesAreFree() throws {
+        guard filePages < pageCount else { return }
+        let missing = pageCount - filePages
+        guard UInt64(freeBeyondFile.count) == missing else {
+            throw LMDBError(operation: "check(\(path))", code: MDB_CORRUPTED,
+                            message: "data.mdb is damaged or incomplete: it is \(fileSize) bytes, but its meta page counts "
+                                + "\(pageCount) pages, and \(missing - UInt64(freeBeyondFile.count)) of the \(missing) beyond its end are not free "
+                                + "(a copy cut short, a truncated file, or a disk that filled while the file grew); restore it from a backup")
+        }
     }
 
     /// A page in use that the file ends before (see ``filePages``).
@@ -185,7 +204,10 @@ private struct PageWalker {
                 }
                 if first + pages > filePages { throw incomplete(filePages, tree) }
                 for extra in 1..<pages { seen.insert(first + extra) }
-                if isFree { value = try locks.readData(at: Int(first) * pageSize + Self.header, count: min(size, 8)) }
+                if isFree {
+                    // The whole list only when the file is short (its pages beyond the end are checked).
+                    value = try locks.readData(at: Int(first) * pageSize + Self.header, count: filePages < pageCount ? size : min(size, 8))
+                }
             } else {
                 guard size <= pageSize - data else {
                     throw damaged(number, tree, "has a value of \(size) bytes in entry \(index), past the end of the page")
@@ -198,8 +220,12 @@ private struct PageWalker {
                     throw damaged(number, tree, "has a free-page list of \(size) bytes that does not hold the count it starts with")
                 }
                 if value.count == size {
-                    for slot in 1..<(size / 8) where Self.u64(value, 8 * slot) >= pageCount {
-                        throw damaged(number, tree, "lists page \(Self.u64(value, 8 * slot)) as free, outside the file's \(pageCount) pages")
+                    for slot in 1..<(size / 8) {
+                        let free = Self.u64(value, 8 * slot)
+                        if free >= pageCount {
+                            throw damaged(number, tree, "lists page \(free) as free, outside the file's \(pageCount) pages")
+                        }
+                        if free >= filePages { freeBeyondFile.insert(free) }
                     }
                 }
             }

@@ -112,4 +112,35 @@ import Testing
             #expect(refusedAt != nil)
         }
     }
+
+    /// A meta page whose last page damage raised counts pages that are neither in the file nor
+    /// free: refused, as before the short-file walk, instead of opening and growing the file to
+    /// the false length.
+    @Test func aMetaPageCountingPagesThatAreNotFreeIsRefused() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("env")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            do {
+                let environment = try LMDBEnvironment(directory: url)
+                _ = try Self.writeFreeTail(environment)
+            }
+            let data = url.appendingPathComponent("data.mdb")
+            var bytes = try Data(contentsOf: data)
+            func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+            // The newer meta page's last page, 1,000 pages further.
+            let meta = u64(144) > u64(4096 + 144) ? 0 : 4096
+            let raised = u64(meta + 136) + 1_000
+            for byte in 0..<8 { bytes[meta + 136 + byte] = UInt8(truncatingIfNeeded: raised >> (8 * byte)) }
+            try bytes.write(to: data)
+            for readOnly in [true, false] {
+                #expect {
+                    _ = try LMDBEnvironment(directory: url, options: LMDBEnvironmentOptions(readOnly: readOnly))
+                } throws: { error in
+                    guard let lmdb = error as? LMDBError, lmdb.kind == .corrupted else { return false }
+                    return lmdb.description.contains("damaged or incomplete") && lmdb.description.contains("are not free")
+                }
+            }
+            #expect(try Data(contentsOf: data).count == bytes.count, "the file was not grown")
+        }
+    }
 }
