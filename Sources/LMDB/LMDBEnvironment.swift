@@ -360,8 +360,9 @@ public final class LMDBEnvironment: @unchecked Sendable {
     /// cut short, a truncated file or a disk that filled while the file grew also ends early,
     /// and there pages in use are missing: LMDB would map them and the process would die with
     /// SIGBUS on the first read of one. So the caller walks every tree of a short file with
-    /// `pread` (``checkPageStructure(freeListOnly:)``, which refuses a page in use beyond the end
-    /// of the file) before anything reads it through the map.
+    /// `pread` (``checkPageStructure(freeListOnly:)``, which refuses the file when the free list
+    /// does not name every page beyond its end, or when a page in use lies there) before anything
+    /// reads it through the map.
     static func isDataFileShort(_ locks: StoreFileLocks, path: String) throws -> Bool {
         let size = try locks.dataFileSize()
         guard size > 0 else { return false }   // a new environment: LMDB writes its meta pages

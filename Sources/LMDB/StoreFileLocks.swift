@@ -85,7 +85,7 @@ final class StoreFileLocks: @unchecked Sendable {
 
     /// Grows `data.mdb` to `bytes` when it is shorter (zeros; never shrinks it), and with
     /// `durably` flushes the new length to disk. The pages it adds are free pages LMDB never
-    /// wrote (see ``LMDBEnvironment/coverFreeTail()``); LMDB never reads a free page.
+    /// wrote (see ``LMDBEnvironment/coverFreeTail(durably:)``); LMDB never reads a free page.
     func extendData(toAtLeast bytes: Int, durably: Bool) throws {
         guard writable, try dataFileSize() < bytes else { return }
         guard ftruncate(dataFD, off_t(bytes)) == 0 else { throw LMDBError(operation: "ftruncate(data.mdb)", code: errno) }

@@ -98,8 +98,7 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
 
     public func yearView(reader: ReaderID, year: Int) throws -> YearView? { years[reader]?[year] }
     public mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
-        years[reader, default: [:]][view.year] = view.isEmpty ? nil : view
-        if years[reader]?.isEmpty == true { years[reader] = nil }
+        Self.set(&years, reader, view.year, view.isEmpty ? nil : view)
     }
     /// Removes the record while the caller changes it (see ``ViewStore/takeYearView(reader:year:)``).
     public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {

@@ -15,11 +15,13 @@ import Testing
     static let bigValue = [UInt8](repeating: 7, count: 1 << 20)
     static let runPages = (bigValue.count + 16 + 4095) / 4096
 
-    /// Writes the sequence that leaves a free run at the end: 5,000 small values deleted a
-    /// transaction later (so later transactions reclaim free pages), one more commit (the pages of
-    /// the transaction just before are not reclaimed), then one transaction that puts a small
-    /// value and writes and deletes `bigValue`.
-    static func writeFreeTail(_ environment: LMDBEnvironment) throws -> LMDBDatabase<BigEndianUInt64, RawBytes> {
+    /// Makes an environment in `url` with the sequence that leaves a free run at the end: 5,000
+    /// small values deleted a transaction later (so later transactions reclaim free pages), one
+    /// more commit (the pages of the transaction just before are not reclaimed), then one
+    /// transaction that puts a small value and writes and deletes `bigValue`; closes it.
+    static func writeFreeTail(in url: URL) throws {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let environment = try LMDBEnvironment(directory: url)
         let table = try environment.openDatabase(named: "t", keys: BigEndianUInt64.self, values: RawBytes.self)
         try environment.write { txn in for key in 0..<UInt64(5_000) { try txn.put(table, key, [1, 2, 3]) } }
         try environment.write { txn in for key in 0..<UInt64(5_000) { _ = try txn.delete(table, key) } }
@@ -29,25 +31,22 @@ import Testing
             try txn.put(table, 2_000_000, bigValue)
             _ = try txn.delete(table, 2_000_000)
         }
-        return table
     }
 
+    /// The offset of the newer of the two meta pages in `bytes` (txnid at 144, 64-bit layout).
+    static func newerMeta(_ bytes: Data) -> Int { u64(bytes, 144) > u64(bytes, 4096 + 144) ? 0 : 4096 }
+    static func u64(_ bytes: Data, _ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+
+    /// The file's length and the length its newer meta page counts (last page at 136).
     static func sizes(_ url: URL) throws -> (file: Int, needed: Int) {
-        let bytes = try FileHandle(forReadingFrom: url.appendingPathComponent("data.mdb")).readToEnd() ?? Data()
-        // The newer of the two meta pages: last page at 136, txnid at 144 (64-bit layout).
-        func u64(_ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
-        let last = u64(144) > u64(4096 + 144) ? u64(136) : u64(4096 + 136)
-        return (bytes.count, (last + 1) * 4096)
+        let bytes = try Data(contentsOf: url.appendingPathComponent("data.mdb"))
+        return (bytes.count, (Int(u64(bytes, newerMeta(bytes) + 136)) + 1) * 4096)
     }
 
     @Test func aCommitThatFreesItsLastPagesLeavesAFileThatOpens() throws {
         try withTempDirectory { dir in
             let url = dir.child("env")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            do {
-                let environment = try LMDBEnvironment(directory: url)
-                _ = try Self.writeFreeTail(environment)
-            }
+            try Self.writeFreeTail(in: url)
             let (file, needed) = try Self.sizes(url)
             // Before: the file ended 257 pages early (LMDB never wrote the freed run).
             #expect(file >= needed, "data.mdb is \(file) bytes, its meta page counts \(needed)")
@@ -68,11 +67,7 @@ import Testing
     @Test func aFileEndingBeforeFreePagesOnlyOpensAndOneEndingBeforeAPageInUseIsRefused() throws {
         try withTempDirectory { dir in
             let url = dir.child("env")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            do {
-                let environment = try LMDBEnvironment(directory: url)
-                _ = try Self.writeFreeTail(environment)
-            }
+            try Self.writeFreeTail(in: url)
             let (_, needed) = try Self.sizes(url)
             let data = url.appendingPathComponent("data.mdb")
             // What LMDB itself wrote: everything before the freed run.
@@ -119,17 +114,12 @@ import Testing
     @Test func aMetaPageCountingPagesThatAreNotFreeIsRefused() throws {
         try withTempDirectory { dir in
             let url = dir.child("env")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            do {
-                let environment = try LMDBEnvironment(directory: url)
-                _ = try Self.writeFreeTail(environment)
-            }
+            try Self.writeFreeTail(in: url)
             let data = url.appendingPathComponent("data.mdb")
             var bytes = try Data(contentsOf: data)
-            func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
             // The newer meta page's last page, 1,000 pages further.
-            let meta = u64(144) > u64(4096 + 144) ? 0 : 4096
-            let raised = u64(meta + 136) + 1_000
+            let meta = Self.newerMeta(bytes)
+            let raised = Self.u64(bytes, meta + 136) + 1_000
             for byte in 0..<8 { bytes[meta + 136 + byte] = UInt8(truncatingIfNeeded: raised >> (8 * byte)) }
             try bytes.write(to: data)
             for readOnly in [true, false] {
