@@ -88,13 +88,36 @@ koreader | koreader-wide)
 *) echo "usage: $0 [all | goodreads [ROWS] | jsonl [EVENTS] | koreader [STAYS] | koreader-wide [STAYS]]" >&2; exit 64 ;;
 esac
 
+# Samples the importer's /proc status every 0.2 s for the peaks of its two kinds of resident memory:
+# anonymous (the heap: LMDB's dirty pages of the write transaction, the import's own tables) and
+# file-backed (pages of data.mdb mapped and touched, which the kernel can drop at any time).
+# The bound applies to the peak RSS that GNU time reports, the sum at its highest.
+sample() {
+    local child="" anon=0 file=0 a f
+    while kill -0 "$1" 2> /dev/null; do
+        # (Each step may fail as the processes start and end: none may end the sampler.)
+        [ -n "$child" ] || child=$(pgrep -P "$1" 2> /dev/null | head -n 1 || true)
+        if [ -n "$child" ]; then
+            read -r a f <<< "$(awk '/^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 } END { print a + 0, f + 0 }' "/proc/$child/status" 2> /dev/null || echo "0 0")" || true
+            if [ "${a:-0}" -gt "$anon" ]; then anon=$a; fi
+            if [ "${f:-0}" -gt "$file" ]; then file=$f; fi
+        fi
+        sleep 0.2
+    done
+    echo "$anon $file" > "$work/peaks"
+}
 status=0
 if [ "$source" = jsonl ]; then
-    /usr/bin/time -v "$replay" import "$file" --store "$work/store" > "$work/out" 2> "$work/time" || status=$?
+    /usr/bin/time -v "$replay" import "$file" --store "$work/store" > "$work/out" 2> "$work/time" &
 else
     /usr/bin/time -v "$replay" import-from "$source" "$file" --reader "$reader" --zone Asia/Seoul --store "$work/store" \
-        > "$work/out" 2> "$work/time" || status=$?
+        > "$work/out" 2> "$work/time" &
 fi
+importer=$!
+sample "$importer" &
+sampler=$!
+wait "$importer" || status=$?
+wait "$sampler" || true
 if [ "$status" -ne 0 ]; then
     echo "FAIL: replay import${source:+ ($source)} exited with status $status:" >&2
     grep -v '^\s' "$work/time" >&2 || true
@@ -103,7 +126,9 @@ fi
 peak_kib=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time")
 wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$work/time")
 echo "mode: $mode, rows: $rows, file: $(du -h "$file" | cut -f1), store: $(du -sh "$work/store" | cut -f1)"
+read -r anon_kib file_kib < "$work/peaks" || { anon_kib=0; file_kib=0; }
 echo "peak RSS: $((peak_kib / 1024)) MiB (bound $bound_mib MiB), wall time: $wall"
+echo "sampled peaks: anonymous $((anon_kib / 1024)) MiB, file-backed (the binary, its libraries, pages of data.mdb mapped) $((file_kib / 1024)) MiB"
 echo "replay: $(tail -n 1 "$work/out")"
 if [ "$peak_kib" -gt $((bound_mib * 1024)) ]; then
     echo "FAIL: peak RSS over $bound_mib MiB" >&2

@@ -76,3 +76,107 @@ extension ReadingStore {
         return outcome
     }
 }
+
+// MARK: - Imports committed in parts
+
+extension ReadingStore {
+    /// How many envelopes a parted import (``importHistory(partsOf:batches:committed:)``,
+    /// ``appendRecorded(partsOf:batches:committed:)``) commits in one write transaction by
+    /// default: an input of up to this many is committed whole or not at all, as by the one-
+    /// transaction entries. LMDB keeps every page a write transaction changes in memory until it
+    /// commits (up to 512 MiB of them), so parts are what bound an import's memory by a constant.
+    public static let importPartSize = 131_072
+
+    /// Appends an imported history (as ``importHistory(batches:)``: the same checks, skips and
+    /// outcome) in parts of about `partSize` envelopes, each part its own write transaction, so
+    /// that memory stays bounded whatever the input's length.
+    ///
+    /// Every part is whole: a crash, a kill or an error leaves the parts committed before it and
+    /// nothing of the part it stopped in. The parts follow the input's order, so what is stored is
+    /// what importing the input's first envelopes alone would have stored; importing the same
+    /// input again skips those (their IDs are stored) and adds the rest, to the same views as an
+    /// import that never stopped. An input of at most `partSize` envelopes is one part: all or
+    /// nothing.
+    ///
+    /// `batches` is called once a part, with how many envelopes of the input the parts before
+    /// have taken: it gives every batch from that envelope on, in order (the part ends at the first
+    /// batch boundary at or after `partSize` envelopes, and `batches` is then stopped by an error
+    /// it must let through). It is called again for a part when the map grows, and must give the
+    /// same envelopes each time. `committed` is called after each part's commit with the envelopes
+    /// of the input taken so far.
+    ///
+    /// - Throws: as ``importHistory(batches:)``; the parts committed before stay.
+    @discardableResult
+    public func importHistory(partsOf partSize: Int = ReadingStore.importPartSize,
+                              batches: (_ skipping: Int, _ body: ([EventEnvelope]) throws -> Void) throws -> Void,
+                              committed: ((_ taken: Int) -> Void)? = nil) throws -> ImportOutcome {
+        var added = 0, alreadyStored = 0
+        var rejected: [ImportOutcome.Rejection] = []
+        try appendInParts(partSize, batches, committed, from: .recorded(listDecideRefusals: true)) { stored, result in
+            added += stored
+            alreadyStored += result.alreadyStored + result.merge.alreadyHeld
+            rejected += result.rejected
+        }
+        return ImportOutcome(added: added, alreadyStored: alreadyStored, rejected: rejected)
+    }
+
+    /// Appends envelopes made elsewhere (as ``appendRecorded(batches:)``: the same checks, and a
+    /// refused envelope stops it) in parts of about `partSize` envelopes, each its own write
+    /// transaction, as ``importHistory(partsOf:batches:committed:)`` does: the parts committed
+    /// before an error or a crash stay, every part is whole, and giving the same input again adds
+    /// only the rest. Returns how many were new.
+    ///
+    /// - Throws: as ``appendRecorded(batches:)``; the parts committed before stay.
+    @discardableResult
+    public func appendRecorded(partsOf partSize: Int = ReadingStore.importPartSize,
+                               batches: (_ skipping: Int, _ body: ([EventEnvelope]) throws -> Void) throws -> Void,
+                               committed: ((_ taken: Int) -> Void)? = nil) throws -> Int {
+        var added = 0
+        try appendInParts(partSize, batches, committed, from: .recorded(listDecideRefusals: false)) { stored, _ in added += stored }
+        return added
+    }
+
+    /// Stops a part's `batches` once the part is full.
+    private struct PartFull: Error {}
+
+    /// The loop of the parted entries: one write transaction a part, each folding what another
+    /// writer left unfolded first; `tally` sees each committed part's pipeline outcomes (how many
+    /// envelopes each stored, and the rest of the outcome without them: a part's envelopes are
+    /// counted, never kept).
+    private func appendInParts(_ partSize: Int,
+                               _ batches: (_ skipping: Int, _ body: ([EventEnvelope]) throws -> Void) throws -> Void,
+                               _ committed: ((_ taken: Int) -> Void)?, from source: Source,
+                               tally: (_ stored: Int, _ outcome: PipelineOutcome) -> Void) throws {
+        precondition(partSize > 0, "a part holds at least one envelope")
+        var taken = 0
+        while true {
+            let part = try log.environment.write { txn -> (outcomes: [(Int, PipelineOutcome)], envelopes: Int, last: Bool) in
+                try catchUpAll(txn)
+                var outcomes: [(Int, PipelineOutcome)] = []
+                var envelopes = 0
+                do {
+                    try batches(taken) { batch in
+                        var outcome = try append(batch, from: source, txn)
+                        let stored = outcome.stored.count
+                        outcome.stored = []
+                        outcomes.append((stored, outcome))
+                        envelopes += batch.count
+                        // What the batch read of data.mdb stays in the page cache, not in this process.
+                        txn.releaseMappedPages()
+                        if envelopes >= partSize { throw PartFull() }
+                    }
+                    return (outcomes, envelopes, true)
+                } catch is PartFull {
+                    return (outcomes, envelopes, false)
+                }
+            }
+            for (stored, outcome) in part.outcomes { tally(stored, outcome) }
+            taken += part.envelopes
+            if part.envelopes > 0 {
+                log.notifyObservers()
+                committed?(taken)
+            }
+            if part.last { return }
+        }
+    }
+}

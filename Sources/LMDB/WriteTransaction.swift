@@ -3,6 +3,11 @@ import CLMDBVendored
 #else
 import CLMDB
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A write transaction, valid only inside the closure of ``LMDBEnvironment/write(_:)``.
 ///
@@ -27,6 +32,21 @@ public final class WriteTransaction: ReadTransaction {
     /// committed one plus one. So if this process committed transaction `n` and its next write
     /// transaction has ID `n + 1`, nobody else committed in between.
     package var id: UInt64 { UInt64(mdb_txn_id(handle)) }
+
+    /// Hands the pages of `data.mdb` that this process has mapped and read back to the kernel
+    /// (`madvise(MADV_DONTNEED)` on LMDB's map), so that they stop counting in its resident memory.
+    /// Nothing is lost or written: LMDB here maps the file shared and read-only (it writes with
+    /// `pwrite`, and this transaction's changed pages are its own buffers, outside the map), so the
+    /// data stays in the page cache and a page read again is mapped again, with the same bytes;
+    /// no other mapping can be hit, because the map cannot move while a transaction is open (the
+    /// environment grows it only with none active). A long bulk write (an import committed in
+    /// parts) calls this between batches, so its resident memory stays at a batch's working set
+    /// instead of growing with the store it reads back. Does nothing where the map's place is
+    /// unknown (see ``MapBounds``).
+    public func releaseMappedPages() {
+        guard isActive, bounds.mapEnd > bounds.mapStart, let start = UnsafeMutableRawPointer(bitPattern: bounds.mapStart) else { return }
+        _ = madvise(start, Int(bounds.mapEnd - bounds.mapStart), MADV_DONTNEED)
+    }
 
     /// Runs `body` once this transaction has committed (after `mdb_txn_commit` returned success,
     /// still under the environment's write lock); never when it aborts or is run again after the

@@ -163,7 +163,7 @@ public struct ImportReport: Sendable, Hashable, Codable {
 /// The result of reading a source: the events, in the order to append them, and the report.
 ///
 /// The events are staged in a private temporary file while the source is read, so memory does
-/// not grow with the file; ``forEachBatch(of:_:)`` reads them back a batch at a time (what
+/// not grow with the file; ``forEachBatch(of:skipping:_:)`` reads them back a batch at a time (what
 /// `ReadingStore.importHistory(batches:)` takes), ``envelopes`` all at once. The file has no name
 /// (unlinked when created) and is closed when the last copy of the result is released.
 ///
@@ -183,7 +183,7 @@ public struct ImportResult: Sendable, Hashable {
 
     /// Validated envelopes for the reader, all in memory: each book's events in the order the
     /// decide step accepted them, with deterministic event IDs. For a large file, prefer
-    /// ``forEachBatch(of:_:)``.
+    /// ``forEachBatch(of:skipping:_:)``.
     ///
     /// - Throws: ``ImportError/unreadable(path:detail:)`` when the staged events cannot be read back.
     public var envelopes: [EventEnvelope] {
@@ -195,9 +195,11 @@ public struct ImportResult: Sendable, Hashable {
         }
     }
 
-    /// Calls `body` with the envelopes in order, at most `size` at a time.
-    public func forEachBatch(of size: Int = 4_096, _ body: ([EventEnvelope]) throws -> Void) throws {
-        try staged.forEachBatch(of: max(1, size), body)
+    /// Calls `body` with the envelopes in order, at most `size` at a time, from the envelope at
+    /// index `skipping` on (the envelopes before it are not read): what
+    /// `ReadingStore.importHistory(partsOf:batches:committed:)` asks of each part.
+    public func forEachBatch(of size: Int = 4_096, skipping: Int = 0, _ body: ([EventEnvelope]) throws -> Void) throws {
+        try staged.forEachBatch(of: max(1, size), skipping: max(0, skipping), body)
     }
 
     /// Results are equal when their reports and their events are.

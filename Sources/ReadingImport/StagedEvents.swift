@@ -33,12 +33,12 @@ final class StagedEvents: Sendable {
 
     var count: Int { entries.count }
 
-    /// Calls `body` with the envelopes in order, `size` at a time.
-    func forEachBatch(of size: Int, _ body: ([EventEnvelope]) throws -> Void) throws {
+    /// Calls `body` with the envelopes in order, `size` at a time, from the one at `skipping` on.
+    func forEachBatch(of size: Int, skipping: Int = 0, _ body: ([EventEnvelope]) throws -> Void) throws {
         var batch: [EventEnvelope] = []
         batch.reserveCapacity(min(size, entries.count))
         var bytes: [UInt8] = []
-        for entry in entries {
+        for entry in entries.dropFirst(skipping) {
             bytes = [UInt8](repeating: 0, count: Int(entry.length))
             let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(entry.offset)) }
             guard read == Int(entry.length) else {

@@ -4,7 +4,8 @@ import Foundation
 import ReadingEvents
 
 extension Replay {
-    /// `replay import FILE`: a JSON Lines file (the export format), all or nothing.
+    /// `replay import FILE`: a JSON Lines file (the export format), all or nothing up to
+    /// `--events-per-commit` events, in whole parts beyond.
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import a JSON Lines file (the export format), all or nothing; events already stored are skipped.",
@@ -12,11 +13,13 @@ extension Replay {
                 Every line is decoded and checked first (the rules commands apply that do not depend on history, \
                 page counts, and conflicts: an event ID repeated with different content); a refused line stops the \
                 import with its line number and nothing of the file is imported. Event IDs already in the store are skipped, so importing \
-                the same file twice adds nothing. Imported events get new positions in this store, in file order.
+                the same file twice adds nothing. Imported events get new positions in this store, in file order. A file of more than \
+                --events-per-commit events is committed in parts of that many, each whole: if it stops, importing it again adds the rest.
                 """)
 
         @OptionGroup var options: StoreOptions
         @Argument(help: "The JSON Lines file (- for stdin).") var file: String
+        @OptionGroup var parts: ImportPartOptions
 
         func run() throws {
             if file != "-" { try checkInputFile(file) }
@@ -42,31 +45,43 @@ extension Replay {
             }
             let existed = FileManager.default.fileExists(atPath: options.url.path)
             var lines: [Int] = []
+            // The events handed to the store so far and the line of the last; then what the
+            // committed parts hold (the part that stops is not committed).
+            var handed = (events: 0, line: 0)
+            var committed = (events: 0, line: 0, parts: 0)
             let added: Int
             do {
                 let store = try ReadingStore.open(at: options.url)
                 do {
-                    added = try store.appendRecorded(batches: { body in
-                        try input.forEachBatch { envelopes, batchLines in
+                    added = try store.appendRecorded(partsOf: parts.eventsPerCommit, batches: { skipping, body in
+                        handed.events = skipping
+                        try input.forEachBatch(skipping: skipping, batchSize: parts.eventsPerCommit) { envelopes, batchLines in
                             lines = batchLines
+                            handed = (handed.events + envelopes.count, batchLines.last ?? handed.line)
                             try body(envelopes)
                         }
+                    }, committed: { taken in
+                        committed = (taken, taken == handed.events ? handed.line : committed.line, committed.parts + 1)
                     })
                 } catch let rejection as RecordedEventRejection {
-                    throw refusal(rejection, lines)
+                    throw refusal(rejection, lines, committed, of: events)
                 } catch let rejection as MergeRejection {
-                    throw ReplayError("\(file) line \(lines[rejection.index]): event \(rejection.eventID): \(rejection.field): \(rejection.detail) [rule: \(rejection.rule.rawValue)]; nothing was imported")
+                    throw ReplayError("\(file) line \(lines[rejection.index]): event \(rejection.eventID): \(rejection.field): \(rejection.detail) [rule: \(rejection.rule.rawValue)]; \(ImportPartOptions.stopped(committed: committed.events, of: events, throughLine: committed.line))")
                 }
             } catch {
-                // Nothing was written; a store this import created is not left behind.
-                if !existed { try? FileManager.default.removeItem(at: options.url) }
+                // Nothing was written; a store this import created is not left behind. A part
+                // committed stays (and so does its store).
+                if !existed && committed.events == 0 { try? FileManager.default.removeItem(at: options.url) }
                 throw error
             }
-            print("imported \(added) new events of \(events) from \(file) (\(events - added) already stored)")
+            let inParts = committed.parts > 1 ? ", committed in \(committed.parts) parts" : ""
+            print("imported \(added) new events of \(events) from \(file) (\(events - added) already stored\(inParts))")
         }
 
-        /// The refusal of a line of a batch whose line numbers are `lines`.
-        func refusal(_ rejection: RecordedEventRejection, _ lines: [Int]) -> ReplayError {
+        /// The refusal of a line of a batch whose line numbers are `lines`; `committed`, what the
+        /// parts committed before hold (none in the check pass).
+        func refusal(_ rejection: RecordedEventRejection, _ lines: [Int],
+                     _ committed: (events: Int, line: Int, parts: Int) = (0, 0, 0), of total: Int = 0) -> ReplayError {
             let reason: String
             switch rejection.reason {
             case .invalid(let error): reason = error.description
@@ -75,7 +90,7 @@ extension Replay {
             case .conflictsWithStored:
                 reason = rejection.reasonText
             }
-            return ReplayError("\(file) line \(lines[rejection.index]): event \(rejection.eventID): \(reason); nothing was imported")
+            return ReplayError("\(file) line \(lines[rejection.index]): event \(rejection.eventID): \(reason); \(ImportPartOptions.stopped(committed: committed.events, of: total, throughLine: committed.line))")
         }
     }
 }

@@ -15,7 +15,7 @@ extension Replay {
             abstract: "Import a reader's history from Goodreads, StoryGraph (CSV exports) or KOReader (statistics.sqlite3).",
             discussion: """
                 Every row becomes ordinary events for --reader, checked by the same rules as a recorded one, \
-                and appended all or nothing. Event IDs derive from the reader, the source and each row's own \
+                and appended all or nothing (a file of more than --events-per-commit events in parts of that many, each whole). Event IDs derive from the reader, the source and each row's own \
                 identity, so importing the same file again adds nothing and a newer export adds only what is \
                 new. CSV dates are calendar days in --zone; KOReader's instants are put on days and hours in \
                 --zone. Rows that cannot be expressed are skipped into the report. With --dry-run nothing is \
@@ -37,6 +37,7 @@ extension Replay {
         var deviceClockLocal = false
         @Flag(help: "Read and report, write nothing.") var dryRun = false
         @Flag(help: "Print the report as JSON.") var json = false
+        @OptionGroup var parts: ImportPartOptions
 
         func validate() throws {
             guard (1...1440).contains(sessionGap) else { throw ValidationError("--session-gap \(sessionGap) is outside 1 ... 1440 minutes") }
@@ -64,8 +65,13 @@ extension Replay {
             if !dryRun {
                 let store = try ReadingStore.open(at: options.url)
                 let outcome: ReadingStore.ImportOutcome
-                do { outcome = try store.importHistory(batches: { try result.forEachBatch($0) }) } catch let rejection as RecordedEventRejection {
-                    throw ReplayError("\(file): \(rejection.reasonText); nothing was imported")
+                var committed = 0
+                do {
+                    outcome = try store.importHistory(partsOf: parts.eventsPerCommit, batches: { skipping, body in
+                        try result.forEachBatch(of: min(4_096, parts.eventsPerCommit), skipping: skipping, body)
+                    }, committed: { committed = $0 })
+                } catch let rejection as RecordedEventRejection {
+                    throw ReplayError("\(file): \(rejection.reasonText); \(ImportPartOptions.stopped(committed: committed, of: result.eventCount))")
                 }
                 added = outcome.added; stored = outcome.alreadyStored; rejected = outcome.rejected
             }

@@ -64,11 +64,17 @@ final class JSONLinesInput {
     }
 
     /// Calls `body` with each batch of decoded envelopes and their line numbers (from 1), from the
-    /// first line on; blank lines are skipped.
+    /// first line on; blank lines are skipped. With `skipping`, the first `skipping` lines that
+    /// hold an event are read past without being decoded (a part of a parted import after the
+    /// first: a pass before has decoded and checked them); `batchSize` (at most ``batchSize``)
+    /// makes batches smaller, so that a part of fewer events ends where it should.
     ///
     /// - Throws: a ``ReplayError`` naming the line for a line that does not decode or is longer
     ///   than ``maxLineBytes``, or one naming the input when it cannot be read; what `body` throws.
-    func forEachBatch(_ body: (_ envelopes: [EventEnvelope], _ lines: [Int]) throws -> Void) throws {
+    func forEachBatch(skipping: Int = 0, batchSize: Int = JSONLinesInput.batchSize,
+                      _ body: (_ envelopes: [EventEnvelope], _ lines: [Int]) throws -> Void) throws {
+        var toSkip = skipping
+        let batchSize = max(1, min(batchSize, Self.batchSize))
         let source: Int32
         if seekable {
             source = descriptor
@@ -84,19 +90,23 @@ final class JSONLinesInput {
         var start = 0, scanned = 0, atEnd = false, lineNumber = 0
         var envelopes: [EventEnvelope] = []
         var lines: [Int] = []
-        envelopes.reserveCapacity(Self.batchSize)
-        lines.reserveCapacity(Self.batchSize)
+        envelopes.reserveCapacity(batchSize)
+        lines.reserveCapacity(batchSize)
 
         func take(_ line: ArraySlice<UInt8>) throws {
             lineNumber += 1
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { return }
+            if toSkip > 0 {
+                toSkip -= 1
+                return
+            }
             do {
                 envelopes.append(try JSONEventCodec.decode(line))
                 lines.append(lineNumber)
             } catch {
                 throw ReplayError("\(name) line \(lineNumber): \(error); nothing was imported")
             }
-            if envelopes.count == Self.batchSize {
+            if envelopes.count == batchSize {
                 try body(envelopes, lines)
                 envelopes.removeAll(keepingCapacity: true)
                 lines.removeAll(keepingCapacity: true)
