@@ -106,6 +106,8 @@ extension ReadingStore {
     /// of the input taken so far.
     ///
     /// - Throws: as ``importHistory(batches:)``; the parts committed before stay.
+    ///   ``EventStoreError/invalidArgument(field:detail:)`` (field `partSize`) for a `partSize`
+    ///   below 1, before anything is read or written.
     @discardableResult
     public func importHistory(partsOf partSize: Int = ReadingStore.importPartSize,
                               batches: (_ skipping: Int, _ body: ([EventEnvelope]) throws -> Void) throws -> Void,
@@ -127,6 +129,8 @@ extension ReadingStore {
     /// only the rest. Returns how many were new.
     ///
     /// - Throws: as ``appendRecorded(batches:)``; the parts committed before stay.
+    ///   ``EventStoreError/invalidArgument(field:detail:)`` (field `partSize`) for a `partSize`
+    ///   below 1, before anything is read or written.
     @discardableResult
     public func appendRecorded(partsOf partSize: Int = ReadingStore.importPartSize,
                                batches: (_ skipping: Int, _ body: ([EventEnvelope]) throws -> Void) throws -> Void,
@@ -147,7 +151,9 @@ extension ReadingStore {
                                _ batches: (_ skipping: Int, _ body: ([EventEnvelope]) throws -> Void) throws -> Void,
                                _ committed: ((_ taken: Int) -> Void)?, from source: Source,
                                tally: (_ stored: Int, _ outcome: PipelineOutcome) -> Void) throws {
-        precondition(partSize > 0, "a part holds at least one envelope")
+        guard partSize > 0 else {
+            throw EventStoreError.invalidArgument(field: "partSize", detail: "\(partSize) is below 1: a part holds at least one envelope")
+        }
         var taken = 0
         while true {
             let part = try log.environment.write { txn -> (outcomes: [(Int, PipelineOutcome)], envelopes: Int, last: Bool) in

@@ -104,6 +104,24 @@ import Testing
         #expect(try store.viewDigest() == clean.viewDigest())
     }
 
+    @Test func aPartSizeBelowOneIsATypedErrorAndWritesNothing() throws {
+        let dir = try ImportTempDirectory(); defer { dir.remove() }
+        let envelopes = try Self.history(in: dir).flatMap { try $0.envelopes }
+        let store = try ReadingStore.open(at: dir.child("store"))
+        let calls = Calls()
+        for size in [0, -1] {
+            let error = #expect(throws: EventStoreError.self) {
+                try store.appendRecorded(partsOf: size, batches: Self.batches(envelopes, of: 4, calls: calls))
+            }
+            #expect("\(error.map { "\($0)" } ?? "")".contains("partSize"))
+            #expect(throws: EventStoreError.self) {
+                try store.importHistory(partsOf: size, batches: Self.batches(envelopes, of: 4, calls: calls))
+            }
+        }
+        #expect(calls.skipping.isEmpty)
+        #expect(try store.lastPosition() == 0)
+    }
+
     @Test func aRecordedBatchInPartsEqualsOneTransaction() throws {
         let dir = try ImportTempDirectory(); defer { dir.remove() }
         let envelopes = try Self.history(in: dir).flatMap { try $0.envelopes }
