@@ -58,22 +58,8 @@ extension ReadingStore {
     ///   within its batch), or what `batches` throws; nothing is written then.
     @discardableResult
     public func importHistory(batches: (_ body: ([EventEnvelope]) throws -> Void) throws -> Void) throws -> ImportOutcome {
-        let outcome = try log.environment.write { txn -> ImportOutcome in
-            try catchUpAll(txn)
-            var added = 0, alreadyStored = 0
-            var rejected: [ImportOutcome.Rejection] = []
-            try batches { envelopes in
-                // Lines that carry an origin are events of a replica (an export of a store, `export
-                // --since-vector`): they merge, never refused for this store's state.
-                let result = try append(envelopes, from: .recorded(listDecideRefusals: true), txn)
-                added += result.stored.count
-                alreadyStored += result.alreadyStored + result.merge.alreadyHeld
-                rejected += result.rejected
-            }
-            return ImportOutcome(added: added, alreadyStored: alreadyStored, rejected: rejected)
-        }
-        if outcome.added > 0 { log.notifyObservers() }
-        return outcome
+        // One part that nothing fills: one write transaction, and `batches` never skips.
+        try importHistory(partsOf: .max, batches: { _, body in try withoutActuallyEscaping(body) { try batches($0) } })
     }
 }
 
@@ -114,6 +100,8 @@ extension ReadingStore {
                               committed: ((_ taken: Int) -> Void)? = nil) throws -> ImportOutcome {
         var added = 0, alreadyStored = 0
         var rejected: [ImportOutcome.Rejection] = []
+        // Lines that carry an origin are events of a replica (an export of a store, `export
+        // --since-vector`): they merge, never refused for this store's state.
         try appendInParts(partSize, batches, committed, from: .recorded(listDecideRefusals: true)) { stored, result in
             added += stored
             alreadyStored += result.alreadyStored + result.merge.alreadyHeld
@@ -143,10 +131,11 @@ extension ReadingStore {
     /// Stops a part's `batches` once the part is full.
     private struct PartFull: Error {}
 
-    /// The loop of the parted entries: one write transaction a part, each folding what another
-    /// writer left unfolded first; `tally` sees each committed part's pipeline outcomes (how many
-    /// envelopes each stored, and the rest of the outcome without them: a part's envelopes are
-    /// counted, never kept).
+    /// The loop of the batched entries, parted or not (a part of `.max` envelopes is one
+    /// transaction): one write transaction a part, each folding what another writer left unfolded
+    /// first; `tally` sees each committed part's pipeline outcomes (how many envelopes each stored,
+    /// and the rest of the outcome without them: a part's envelopes are counted, never kept).
+    /// Observers are woken after a part that stored something.
     private func appendInParts(_ partSize: Int,
                                _ batches: (_ skipping: Int, _ body: ([EventEnvelope]) throws -> Void) throws -> Void,
                                _ committed: ((_ taken: Int) -> Void)?, from source: Source,
@@ -176,12 +165,14 @@ extension ReadingStore {
                     return (outcomes, envelopes, false)
                 }
             }
-            for (stored, outcome) in part.outcomes { tally(stored, outcome) }
-            taken += part.envelopes
-            if part.envelopes > 0 {
-                log.notifyObservers()
-                committed?(taken)
+            var stored = 0
+            for (count, outcome) in part.outcomes {
+                stored += count
+                tally(count, outcome)
             }
+            if stored > 0 { log.notifyObservers() }
+            taken += part.envelopes
+            if part.envelopes > 0 { committed?(taken) }
             if part.last { return }
         }
     }

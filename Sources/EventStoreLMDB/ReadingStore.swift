@@ -462,16 +462,8 @@ public final class ReadingStore: Sendable {
     ///   throws; nothing is written then.
     @discardableResult
     public func appendRecorded(batches: (_ body: ([EventEnvelope]) throws -> Void) throws -> Void) throws -> Int {
-        let written = try log.environment.write { txn -> Int in
-            try catchUpAll(txn)
-            var stored = 0
-            try batches { envelopes in
-                stored += try append(envelopes, from: .recorded(listDecideRefusals: false), txn).stored.count
-            }
-            return stored
-        }
-        if written > 0 { log.notifyObservers() }
-        return written
+        // One part that nothing fills: one write transaction, and `batches` never skips.
+        try appendRecorded(partsOf: .max, batches: { _, body in try withoutActuallyEscaping(body) { try batches($0) } })
     }
 
     // MARK: Reading

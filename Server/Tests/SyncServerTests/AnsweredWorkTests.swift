@@ -29,25 +29,9 @@ struct AnsweredWorkTests {
         #expect(try await phone.push(Array(events[..<2])).status == 200)
 
         // The lock holder: a psql session that sleeps with the reader's row locked until it is
-        // terminated below (its transaction then rolls back).
-        let holderSQL = "BEGIN; SELECT 1 FROM readers WHERE reader_id = '\(reader.uuidString.lowercased())' FOR UPDATE; SELECT pg_sleep(600); COMMIT;"
-        let holderEnded = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            _ = try? cluster.psql(holderSQL, database: database)
-            holderEnded.signal()
-        }
-        var released = false
-        func release() throws {
-            guard !released else { return }
-            released = true
-            try cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()")
-            _ = holderEnded.wait(timeout: .now() + 60)
-        }
-        defer { try? release() }
-        try await waitUntil("the lock holder to sleep", interval: .milliseconds(50)) {
-            try cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND state = 'active' AND pid <> pg_backend_pid()",
-                             database: database) == "1"
-        }
+        // released below (its transaction then rolls back).
+        let lock = try await ReaderRowLock(cluster: cluster, database: database, reader: reader)
+        defer { try? lock.release() }
 
         let first = Task { try await phone.send(.POST, "/v1/events", json: TestDevice.pushBody([events[2]]), timeout: .seconds(120)) }
         try await waitUntil("the first push to wait on the row lock", interval: .milliseconds(50)) {
@@ -59,7 +43,7 @@ struct AnsweredWorkTests {
             #expect(answer.status == 503, "a push while the only connection waits: \(answer.status) \(answer.text.prefix(200))")
             if answer.status == 503 { refused.append(event) }
         }
-        try release()
+        try lock.release()
         let firstAnswer = try await first.value
         #expect(firstAnswer.status == 200, "the first push after the lock went: \(firstAnswer.status) \(firstAnswer.text.prefix(200))")
         // The pool serves waiters in order: this push gets the connection after anything that

@@ -99,24 +99,15 @@ struct DatabaseFailureTests {
         // a connection for each; released, they finish and leave them idle. (Twelve concurrent
         // GETs were the warm-up before: once they opened only five connections, and the sixth
         // request below waited for a new connection to the frozen database, the acquire timeout.)
-        let holderSQL = "BEGIN; SELECT 1 FROM readers WHERE reader_id = '\(reader.uuidString.lowercased())' FOR UPDATE; SELECT pg_sleep(600); COMMIT;"
-        let holderEnded = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            _ = try? cluster.psql(holderSQL, database: database)
-            holderEnded.signal()
-        }
-        try await waitUntil("the lock holder to sleep", interval: .milliseconds(50)) {
-            try cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND state = 'active' AND pid <> pg_backend_pid()",
-                             database: database) == "1"
-        }
+        let lock = try await ReaderRowLock(cluster: cluster, database: database, reader: reader)
+        defer { try? lock.release() }
         let warming = (20..<27).map { index in
             Task { try await phone.send(.POST, "/v1/events", json: TestDevice.pushBody([events[index]]), timeout: .seconds(60)) }
         }
         try await waitUntil("seven pushes to wait on the row lock", interval: .milliseconds(50)) {
             try cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = '\(database)'") == "7"
         }
-        try cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()")
-        _ = holderEnded.wait(timeout: .now() + 60)
+        try lock.release()
         for push in warming { #expect(try await push.value.status == 200) }
         let frozen = try postgresProcesses(of: cluster)
         for pid in frozen { kill(pid, SIGSTOP) }

@@ -45,23 +45,22 @@ extension Replay {
             }
             let existed = FileManager.default.fileExists(atPath: options.url.path)
             var lines: [Int] = []
-            // The events handed to the store so far and the line of the last; then what the
-            // committed parts hold (the part that stops is not committed).
-            var handed = (events: 0, line: 0)
+            // The line of the last event handed to the store; what the committed parts hold (a
+            // part ends after the last batch handed to it, so at its commit that line is its last).
+            var lastLine = 0
             var committed = (events: 0, line: 0, parts: 0)
             let added: Int
             do {
                 let store = try ReadingStore.open(at: options.url)
                 do {
                     added = try store.appendRecorded(partsOf: parts.eventsPerCommit, batches: { skipping, body in
-                        handed.events = skipping
                         try input.forEachBatch(skipping: skipping, batchSize: parts.eventsPerCommit) { envelopes, batchLines in
                             lines = batchLines
-                            handed = (handed.events + envelopes.count, batchLines.last ?? handed.line)
+                            lastLine = batchLines.last ?? lastLine
                             try body(envelopes)
                         }
                     }, committed: { taken in
-                        committed = (taken, taken == handed.events ? handed.line : committed.line, committed.parts + 1)
+                        committed = (taken, lastLine, committed.parts + 1)
                     })
                 } catch let rejection as RecordedEventRejection {
                     throw refusal(rejection, lines, committed, of: events)
