@@ -71,7 +71,11 @@ extension ReadingStore {
     /// default: an input of up to this many is committed whole or not at all, as by the one-
     /// transaction entries. LMDB keeps every page a write transaction changes in memory until it
     /// commits (up to 512 MiB of them), so parts are what bound an import's memory by a constant.
-    public static let importPartSize = 131_072
+    /// An event changes a page or so of each B-tree it reaches (the log, its ID, its stream, its
+    /// book's views); where the keys are random (a reader with a million books) each of those is a
+    /// page of its own, about 3.7 pages an event measured, so a part of 8,192 events holds about
+    /// 120 MiB, whatever the size of the store (131,072 reached LMDB's 512 MiB).
+    public static let importPartSize = 8_192
 
     /// Appends an imported history (as ``importHistory(batches:)``: the same checks, skips and
     /// outcome) in parts of about `partSize` envelopes, each part its own write transaction, so
@@ -128,6 +132,11 @@ extension ReadingStore {
         return added
     }
 
+    /// How many accesses to the map a parted import makes between two releases of the pages it
+    /// mapped (``LMDB/WriteTransaction/releaseMappedPages(every:)``): at most a few pages of each
+    /// B-tree level an access, mapped 64 KiB at a time, so tens of MiB.
+    static let importAccessesPerRelease = 512
+
     /// Stops a part's `batches` once the part is full.
     private struct PartFull: Error {}
 
@@ -146,6 +155,10 @@ extension ReadingStore {
         var taken = 0
         while true {
             let part = try log.environment.write { txn -> (outcomes: [(Int, PipelineOutcome)], envelopes: Int, last: Bool) in
+                // What the part reads of data.mdb stays in the page cache, not in this process: the
+                // look-ups of a large import land all over the store, and the kernel maps 16 pages
+                // around each page read.
+                txn.releaseMappedPages(every: Self.importAccessesPerRelease)
                 try catchUpAll(txn)
                 var outcomes: [(Int, PipelineOutcome)] = []
                 var envelopes = 0
@@ -156,8 +169,6 @@ extension ReadingStore {
                         outcome.stored = []
                         outcomes.append((stored, outcome))
                         envelopes += batch.count
-                        // What the batch read of data.mdb stays in the page cache, not in this process.
-                        txn.releaseMappedPages()
                         if envelopes >= partSize { throw PartFull() }
                     }
                     return (outcomes, envelopes, true)

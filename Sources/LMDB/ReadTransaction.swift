@@ -30,9 +30,37 @@ public class ReadTransaction {
     /// checked against these bounds before anyone reads it.
     let bounds: MapBounds
 
+    /// Map accesses (reads, cursor steps, writes) left before this transaction hands the pages
+    /// it mapped back to the kernel, and how many it allows between two such releases (`Int.max`:
+    /// never; see ``WriteTransaction/releaseMappedPages(every:)``).
+    private var accessesBeforeRelease = Int.max, releaseInterval = Int.max
+
     init(handle: OpaquePointer, bounds: MapBounds) {
         self.handle = handle
         self.bounds = bounds
+    }
+
+    /// Counts one access to the map: one `mdb_get`, cursor step, put or delete (each reads a few
+    /// pages of each B-tree level on its way); once ``releaseInterval`` of them were made, the
+    /// mapped pages are handed back (``dropMappedPages()``).
+    @usableFromInline
+    final func noteMapAccess() {
+        accessesBeforeRelease -= 1
+        guard accessesBeforeRelease <= 0 else { return }
+        accessesBeforeRelease = releaseInterval
+        dropMappedPages()
+    }
+
+    /// Releases the mapped pages after every `accesses` accesses to the map from now on.
+    final func dropMappedPages(every accesses: Int) {
+        releaseInterval = max(1, accesses)
+        accessesBeforeRelease = releaseInterval
+    }
+
+    /// `madvise(MADV_DONTNEED)` on LMDB's map (see ``WriteTransaction/releaseMappedPages()``).
+    final func dropMappedPages() {
+        guard isActive, bounds.mapEnd > bounds.mapStart, let start = UnsafeMutableRawPointer(bitPattern: bounds.mapStart) else { return }
+        _ = madvise(start, Int(bounds.mapEnd - bounds.mapStart), MADV_DONTNEED)
     }
 
     /// Marks the transaction finished (its handle is committed or aborted by the environment).
@@ -69,6 +97,7 @@ public class ReadTransaction {
             var keyVal = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
             return mdb_get(handle, database.handle, &keyVal, &value)
         }
+        noteMapAccess()
         if rc == MDB_NOTFOUND { return nil }
         try LMDBError.check(rc, "mdb_get(\(database.name))")
         return try bounds.checked(value, "mdb_get(\(database.name))")
@@ -159,6 +188,7 @@ public class ReadTransaction {
                 }
             }
             guard try body(current.key, current.value) else { return }
+            noteMapAccess()
             entry = try cursor.move(step)
         }
     }

@@ -40,13 +40,18 @@ public final class WriteTransaction: ReadTransaction {
     /// data stays in the page cache and a page read again is mapped again, with the same bytes;
     /// no other mapping can be hit, because the map cannot move while a transaction is open (the
     /// environment grows it only with none active). A long bulk write (an import committed in
-    /// parts) calls this between batches, so its resident memory stays at a batch's working set
-    /// instead of growing with the store it reads back. Does nothing where the map's place is
-    /// unknown (see ``MapBounds``).
-    public func releaseMappedPages() {
-        guard isActive, bounds.mapEnd > bounds.mapStart, let start = UnsafeMutableRawPointer(bitPattern: bounds.mapStart) else { return }
-        _ = madvise(start, Int(bounds.mapEnd - bounds.mapStart), MADV_DONTNEED)
-    }
+    /// parts) has it done every few hundred accesses (``releaseMappedPages(every:)``), so its
+    /// resident memory stays at its last look-ups' pages instead of growing with the store it
+    /// reads back. Does nothing where the map's place is unknown (see ``MapBounds``).
+    public func releaseMappedPages() { dropMappedPages() }
+
+    /// Releases the mapped pages (as ``releaseMappedPages()``) after every `accesses` accesses to
+    /// the map from now on, until the transaction ends: each `get`, put, delete and step of a
+    /// cursor walk counts one. For a bulk write whose reads hit pages all over a large store: the
+    /// kernel maps about 16 pages around each page a read touches (fault-around), so a few
+    /// thousand random look-ups map hundreds of MiB of the file; releasing every 512 accesses
+    /// keeps that at tens of MiB.
+    public func releaseMappedPages(every accesses: Int) { dropMappedPages(every: accesses) }
 
     /// Runs `body` once this transaction has committed (after `mdb_txn_commit` returned success,
     /// still under the environment's write lock); never when it aborts or is run again after the
@@ -90,6 +95,7 @@ public final class WriteTransaction: ReadTransaction {
                 return mdb_put(handle, database.handle, &keyVal, &valueVal, flags.rawValue)
             }
         }
+        noteMapAccess()
         if rc == MDB_MAP_FULL { hitMapFull = true }
         if rc == MDB_KEYEXIST, flags.contains(.append), !flags.contains(.noOverwrite) {
             throw key.withUnsafeBytes { LMDBError.appendOutOfOrder("mdb_put(\(database.name), MDB_APPEND)", key: $0,
@@ -179,6 +185,7 @@ public final class WriteTransaction: ReadTransaction {
             var keyVal = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
             return mdb_del(handle, database.handle, &keyVal, nil)
         }
+        noteMapAccess()
         if rc == MDB_NOTFOUND { return false }
         if rc == MDB_MAP_FULL { hitMapFull = true }
         try LMDBError.check(rc, "mdb_del(\(database.name))")

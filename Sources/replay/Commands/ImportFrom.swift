@@ -50,7 +50,7 @@ extension Replay {
                 undatedFinish: undatedFinish, didNotFinishShelf: dnfShelf, sessionGapSeconds: sessionGap * 60,
                 deviceClockIsLocal: deviceClockLocal)
             let progress = Progress(unit: "rows", json: json)
-            let result: ImportResult
+            var result: ImportResult
             do {
                 result = try HistoryImport.read(source, from: URL(fileURLWithPath: file), options: importOptions) { done, all in
                     if done % 100 == 0 || done == all { progress.bar(done, of: all) }
@@ -59,9 +59,14 @@ extension Replay {
                 throw ReplayError("\(file): \(error)")
             }
             progress.end()
+            // The report lists every book; only --json prints that list, so the text output lets it
+            // go before the store's work (at 1,000,000 books it is about 190 MiB).
+            let bookCount = result.report.books.count, reportText = json ? "" : result.report.text
+            if !json { result.report.books = [] }
             let report = result.report
             var added = 0, stored = 0
             var rejected: [ReadingStore.ImportOutcome.Rejection] = []
+            var titles: [BookID: String] = [:]
             if !dryRun {
                 let store = try ReadingStore.open(at: options.url)
                 let outcome: ReadingStore.ImportOutcome
@@ -74,13 +79,19 @@ extension Replay {
                     throw ReplayError("\(file): \(rejection.reasonText); \(ImportPartOptions.stopped(committed: committed, of: result.eventCount))")
                 }
                 added = outcome.added; stored = outcome.alreadyStored; rejected = outcome.rejected
+                // The titles of the books a "not taken" line names, as the store holds them.
+                if !rejected.isEmpty {
+                    try store.withViews { views in
+                        for book in Set(rejected.compactMap(\.book)) {
+                            titles[book] = try views.bookView(reader: reader, book: book)?.metadata.title
+                        }
+                    }
+                }
             }
-            // Only when a line names a title (a table of every book would grow with the file).
-            let titles = rejected.isEmpty ? [:] : Dictionary(report.books.map { ($0.book, $0.title) }, uniquingKeysWith: { a, _ in a })
             let elapsed = progress.seconds
             let summary = dryRun
-                ? "dry run: \(report.books.count) books, \(result.eventCount) events from \(file); nothing written"
-                : "imported \(added) new events of \(result.eventCount) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.books.count) books from \(file) in \(String(format: "%.2f", elapsed)) s (\(report.rows) rows, \(Int(Double(report.rows) / max(elapsed, 0.001))) rows/s); \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
+                ? "dry run: \(bookCount) books, \(result.eventCount) events from \(file); nothing written"
+                : "imported \(added) new events of \(result.eventCount) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(bookCount) books from \(file) in \(String(format: "%.2f", elapsed)) s (\(report.rows) rows, \(Int(Double(report.rows) / max(elapsed, 0.001))) rows/s); \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
             if json {
                 try printJSON(Output(report: report, added: added, alreadyStored: stored, events: result.eventCount, seconds: elapsed,
                                      dryRun: dryRun, reader: reader.description, zone: zone.identifier,
@@ -88,7 +99,7 @@ extension Replay {
                                          Output.Rejection(eventID: $0.eventID.description, type: $0.type, book: $0.book?.description ?? "", reason: $0.reason)
                                      }))
             } else {
-                print(report.text)
+                print(reportText)
                 for r in rejected {
                     print(printable("  not taken: \(r.type) of \(r.book.flatMap { titles[$0] } ?? "?"): \(r.reason)"))
                 }
