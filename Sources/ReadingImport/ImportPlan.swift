@@ -75,6 +75,8 @@ struct ImportPlan {
     /// Records a finished book in the report.
     mutating func finish(_ book: Book) {
         guard book.state.isInLibrary else { return }
+        report.bookCount += 1
+        guard options.listsBooks else { return }
         report.books.append(.init(book: book.id, identity: book.identity, title: book.title, status: book.state.status,
                                   events: book.events))
     }

@@ -52,6 +52,10 @@ public struct ImportOptions: Sendable, Hashable {
     /// KOReader: the device's clock showed local time while the device was set to UTC, so the
     /// stored instants are local wall-clock times; they are moved back by the zone's offset.
     public var deviceClockIsLocal: Bool
+    /// Whether the report lists every book (``ImportReport/books``, a few hundred bytes a book
+    /// while the file is read: about 190 MiB for a million books); when false it only counts them
+    /// (``ImportReport/bookCount``). `replay import-from` lists them only for `--json`.
+    public var listsBooks = true
 
     /// Creates options; `importedAt` is usually now.
     public init(reader: ReaderID, zone: ZoneID, importedAt: Timestamp, undatedFinish: UndatedFinishPolicy = .leaveUnfinished,
@@ -131,8 +135,10 @@ public struct ImportReport: Sendable, Hashable, Codable {
     public var source: ImportSource
     /// Rows of the source read: CSV data rows, KOReader `page_stat_data` rows.
     public var rows = 0
-    /// Every book imported, in source order.
+    /// Every book imported, in source order (empty when ``ImportOptions/listsBooks`` is false).
     public var books: [Book] = []
+    /// How many books were imported (the length of ``books`` when they are listed).
+    public var bookCount = 0
     /// Events produced, by type tag.
     public var eventsByType: [String: Int] = [:]
     /// Rows not imported.
@@ -143,6 +149,18 @@ public struct ImportReport: Sendable, Hashable, Codable {
     /// An empty report for `source`.
     public init(source: ImportSource) { self.source = source }
 
+    /// Decodes a report; one encoded before ``bookCount`` existed counts the books it lists.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        source = try container.decode(ImportSource.self, forKey: .source)
+        rows = try container.decode(Int.self, forKey: .rows)
+        books = try container.decode([Book].self, forKey: .books)
+        bookCount = try container.decodeIfPresent(Int.self, forKey: .bookCount) ?? books.count
+        eventsByType = try container.decode([String: Int].self, forKey: .eventsByType)
+        skipped = try container.decode([Skipped].self, forKey: .skipped)
+        warnings = try container.decode([Warning].self, forKey: .warnings)
+    }
+
     /// All events produced.
     public var eventCount: Int { eventsByType.values.reduce(0, +) }
 
@@ -152,7 +170,7 @@ public struct ImportReport: Sendable, Hashable, Codable {
     /// A short text report: a line of counts, then events by type, skipped rows and warnings, with
     /// text from the file escaped for a terminal (``ReportText/printable(_:)``).
     public var text: String {
-        var lines = ["\(source.rawValue): \(books.count) books, \(eventCount) events, \(skippedRows) rows skipped, \(warnings.count) warnings"]
+        var lines = ["\(source.rawValue): \(bookCount) books, \(eventCount) events, \(skippedRows) rows skipped, \(warnings.count) warnings"]
         for (type, count) in eventsByType.sorted(by: { $0.key < $1.key }) { lines.append("  \(type): \(count)") }
         for row in skipped { lines.append("  skipped \(source == .koreader ? "rowid" : "line") \(row.line): \(ReportText.printable(row.reason))") }
         for warning in warnings { lines.append("  warning\(warning.line.map { " line \($0)" } ?? ""): \(ReportText.printable(warning.message))") }

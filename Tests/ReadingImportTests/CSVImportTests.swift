@@ -10,6 +10,24 @@ import Testing
         try HistoryImport.read(.goodreads, from: Fixtures.url("goodreads-24.csv"), options: options)
     }
 
+    /// `listsBooks` false (what `replay import-from` asks without `--json`): the same events and
+    /// text, the books counted, not listed; a report encoded before `bookCount` existed decodes
+    /// with its listed books counted.
+    @Test func aReportThatDoesNotListBooksCountsThem() throws {
+        let listed = try goodreads()
+        var options = Fixtures.options()
+        options.listsBooks = false
+        let counted = try goodreads(options)
+        #expect(counted.report.books.isEmpty)
+        #expect(counted.report.bookCount == 5 && listed.report.bookCount == 5 && listed.report.books.count == 5)
+        #expect(counted.report.text == listed.report.text)
+        #expect(try counted.envelopes == listed.envelopes)
+        var old = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(listed.report)) as? [String: Any])
+        old["bookCount"] = nil
+        let decoded = try JSONDecoder().decode(ImportReport.self, from: JSONSerialization.data(withJSONObject: old))
+        #expect(decoded == listed.report)
+    }
+
     @Test func goodreads24MapsMetadataShelvesDatesRatingsAndReviews() throws {
         let result = try goodreads()
         let report = result.report

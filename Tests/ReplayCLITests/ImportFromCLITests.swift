@@ -20,6 +20,22 @@ import Glibc
                    environment: environment)
     }
 
+    /// A newer export that moved a finish date: the store does not take the new finish, and the
+    /// text output names the book by the title the store holds (the report lists no books there).
+    @Test func aNewerExportsRefusedEventNamesItsBook() async throws {
+        let dir = try CLITempDirectory(); defer { dir.remove() }
+        let store = dir.path("store")
+        let header = "Book Id,Title,Author,Exclusive Shelf,Date Read,Date Added\n"
+        let older = dir.child("older.csv"), newer = dir.child("newer.csv")
+        try (header + "1,Moved Finish,Author,read,2024/05/01,2024/04/01\n").write(to: older, atomically: true, encoding: .utf8)
+        try (header + "1,Moved Finish,Author,read,2024/06/01,2024/04/01\n").write(to: newer, atomically: true, encoding: .utf8)
+        #expect(try await importFrom("goodreads", older.path, store: store).status == 0)
+        let again = try await importFrom("goodreads", newer.path, store: store)
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stdout.contains("1 not fitting the stored history"), "\(again.stdout)")
+        #expect(again.stdout.contains("not taken: BookFinished of Moved Finish: "), "\(again.stdout)")
+    }
+
     @Test func importsWithAReportAndASummaryAndReImportAddsNothing() async throws {
         let dir = try CLITempDirectory(); defer { dir.remove() }
         let store = dir.path("store")

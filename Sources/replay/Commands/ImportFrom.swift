@@ -45,12 +45,14 @@ extension Replay {
 
         func run() throws {
             try checkInputFile(file)
-            let importOptions = ImportOptions(
+            var importOptions = ImportOptions(
                 reader: reader, zone: zone, importedAt: Timestamp(Date()),
                 undatedFinish: undatedFinish, didNotFinishShelf: dnfShelf, sessionGapSeconds: sessionGap * 60,
                 deviceClockIsLocal: deviceClockLocal)
+            // Only --json prints the list of every book.
+            importOptions.listsBooks = json
             let progress = Progress(unit: "rows", json: json)
-            var result: ImportResult
+            let result: ImportResult
             do {
                 result = try HistoryImport.read(source, from: URL(fileURLWithPath: file), options: importOptions) { done, all in
                     if done % 100 == 0 || done == all { progress.bar(done, of: all) }
@@ -59,10 +61,6 @@ extension Replay {
                 throw ReplayError("\(file): \(error)")
             }
             progress.end()
-            // The report lists every book; only --json prints that list, so the text output lets it
-            // go before the store's work (at 1,000,000 books it is about 190 MiB).
-            let bookCount = result.report.books.count, reportText = json ? "" : result.report.text
-            if !json { result.report.books = [] }
             let report = result.report
             var added = 0, stored = 0
             var rejected: [ReadingStore.ImportOutcome.Rejection] = []
@@ -90,8 +88,8 @@ extension Replay {
             }
             let elapsed = progress.seconds
             let summary = dryRun
-                ? "dry run: \(bookCount) books, \(result.eventCount) events from \(file); nothing written"
-                : "imported \(added) new events of \(result.eventCount) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(bookCount) books from \(file) in \(String(format: "%.2f", elapsed)) s (\(report.rows) rows, \(Int(Double(report.rows) / max(elapsed, 0.001))) rows/s); \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
+                ? "dry run: \(report.bookCount) books, \(result.eventCount) events from \(file); nothing written"
+                : "imported \(added) new events of \(result.eventCount) (\(stored) already stored, \(rejected.count) not fitting the stored history) for \(report.bookCount) books from \(file) in \(String(format: "%.2f", elapsed)) s (\(report.rows) rows, \(Int(Double(report.rows) / max(elapsed, 0.001))) rows/s); \(report.skippedRows) rows skipped, \(report.warnings.count) warnings"
             if json {
                 try printJSON(Output(report: report, added: added, alreadyStored: stored, events: result.eventCount, seconds: elapsed,
                                      dryRun: dryRun, reader: reader.description, zone: zone.identifier,
@@ -99,7 +97,7 @@ extension Replay {
                                          Output.Rejection(eventID: $0.eventID.description, type: $0.type, book: $0.book?.description ?? "", reason: $0.reason)
                                      }))
             } else {
-                print(reportText)
+                print(report.text)
                 for r in rejected {
                     print(printable("  not taken: \(r.type) of \(r.book.flatMap { titles[$0] } ?? "?"): \(r.reason)"))
                 }
