@@ -43,7 +43,6 @@ public class ReadTransaction {
     /// Counts one access to the map: one `mdb_get`, cursor step, put or delete (each reads a few
     /// pages of each B-tree level on its way); once ``releaseInterval`` of them were made, the
     /// mapped pages are handed back (``dropMappedPages()``).
-    @usableFromInline
     final func noteMapAccess() {
         accessesBeforeRelease -= 1
         guard accessesBeforeRelease <= 0 else { return }
