@@ -81,7 +81,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         if let view { loadedBooks[key] = view }
         return view
     }
-    public mutating func putBookView(_ view: BookView) throws {
+    public mutating func putBookView(_ view: consuming BookView) throws {
         let key = BookKey(reader: view.reader, book: view.book)
         takenBooks.remove(key)
         books[key] = .some(view); dirtyBooks.insert(key)
@@ -169,7 +169,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         if let cached = years[YearKey(reader: reader, year: year)] { return cached.isEmpty ? nil : cached }
         return try base.yearView(reader: reader, year: year)
     }
-    public mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
+    public mutating func putYearView(reader: ReaderID, _ view: consuming YearView) throws {
         let key = YearKey(reader: reader, year: view.year)
         years[key] = view; dirtyYears.insert(key)
     }
@@ -190,7 +190,7 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         if let cached = readerViews[reader] { return cached }
         return try base.readerView(reader: reader)
     }
-    public mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws {
+    public mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws {
         readerViews[reader] = .some(view); dirtyReaders.insert(reader)
     }
     public func readers() throws -> [ReaderID] {

@@ -39,7 +39,7 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     }
 
     public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { books[reader]?[book] }
-    public mutating func putBookView(_ view: BookView) throws { Self.set(&books, view.reader, view.book, view) }
+    public mutating func putBookView(_ view: consuming BookView) throws { Self.set(&books, view.reader, view.book, view) }
     /// Removes the view while the caller changes it (see ``ViewStore/takeBookView(reader:book:)``).
     public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
         let view = books[reader]?[book]
@@ -97,7 +97,7 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     }
 
     public func yearView(reader: ReaderID, year: Int) throws -> YearView? { years[reader]?[year] }
-    public mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
+    public mutating func putYearView(reader: ReaderID, _ view: consuming YearView) throws {
         Self.set(&years, reader, view.year, view.isEmpty ? nil : view)
     }
     /// Removes the record while the caller changes it (see ``ViewStore/takeYearView(reader:year:)``).
@@ -109,6 +109,6 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
     public func yearViews(reader: ReaderID) throws -> [YearView] { (years[reader] ?? [:]).values.sorted { $0.year < $1.year } }
 
     public func readerView(reader: ReaderID) throws -> ReaderView? { readerViews[reader] }
-    public mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws { readerViews[reader] = view }
+    public mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws { readerViews[reader] = view }
     public func readers() throws -> [ReaderID] { readerViews.keys.sorted() }
 }

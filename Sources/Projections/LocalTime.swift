@@ -60,8 +60,13 @@ public struct LocalClock {
 
     /// The reading day of `instant` in `zone`, with the day-start hour applied.
     public func localDay(of instant: Timestamp, in zone: ZoneID) -> LocalDate {
-        let local = localDateTime(of: instant, in: zone)
-        return local.secondOfDay < dayStartHour * 3600 ? local.date.adding(days: -1) : local.date
+        localDay(of: localDateTime(of: instant, in: zone))
+    }
+
+    /// The reading day of a wall-clock moment, with the day-start hour applied: what
+    /// ``localDay(of:in:)`` gives for the instant that `local` is the wall clock of.
+    public func localDay(of local: LocalDateTime) -> LocalDate {
+        local.secondOfDay < dayStartHour * 3600 ? local.date.adding(days: -1) : local.date
     }
 
     /// The time-of-day bucket of `instant` in `zone`.
@@ -152,16 +157,26 @@ final class ZoneOffsetCache {
     private struct Span { var from: Int64; var until: Int64; var offset: Int }
     private var spans: [String: Span] = [:]
     private var zones: [String: TimeZone] = [:]
+    /// The zone asked last and its span: a reader's events are mostly in one zone, and comparing
+    /// two identifiers (short strings) costs far less than hashing one into `spans`.
+    private var lastIdentifier: String?
+    private var lastSpan = Span(from: 0, until: 0, offset: 0)
 
     func offset(at seconds: Int64, zone: ZoneID) -> Int {
-        if let span = spans[zone.identifier], seconds >= span.from, seconds < span.until { return span.offset }
+        if seconds >= lastSpan.from, seconds < lastSpan.until, zone.identifier == lastIdentifier { return lastSpan.offset }
+        if let span = spans[zone.identifier], seconds >= span.from, seconds < span.until {
+            lastIdentifier = zone.identifier; lastSpan = span
+            return span.offset
+        }
         let tz: TimeZone
         if let known = zones[zone.identifier] { tz = known } else { tz = zone.timeZone; zones[zone.identifier] = tz }
         let date = Date(timeIntervalSince1970: TimeInterval(seconds))
         let offset = tz.secondsFromGMT(for: date)
         let next = tz.nextDaylightSavingTimeTransition(after: date).map { Int64($0.timeIntervalSince1970.rounded(.down)) }
         // Without a known next transition, hold the offset for a day at most.
-        spans[zone.identifier] = Span(from: seconds, until: min(next ?? seconds + 86_400, seconds + 400 * 86_400), offset: offset)
+        let span = Span(from: seconds, until: min(next ?? seconds + 86_400, seconds + 400 * 86_400), offset: offset)
+        spans[zone.identifier] = span
+        lastIdentifier = zone.identifier; lastSpan = span
         return offset
     }
 
@@ -169,7 +184,7 @@ final class ZoneOffsetCache {
     /// of the span that ``offset(at:zone:)`` holds for `seconds`.
     func offsetValidUntil(seconds: Int64, zone: ZoneID) -> Int64 {
         _ = offset(at: seconds, zone: zone)
-        return spans[zone.identifier]?.until ?? seconds + 1
+        return lastSpan.until // `offset` leaves the span of `zone` that holds `seconds` there
     }
 }
 

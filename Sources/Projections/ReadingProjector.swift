@@ -76,19 +76,22 @@ public struct ReadingProjector {
              .bookUnliked:
             guard let book = envelope.event.book else { break }
             // Taken, not read: the store keeps no reference while the view changes, so the fold
-            // changes its arrays in place.
+            // changes its arrays in place. Emptiness is asked with `case .none`, not `== nil`,
+            // which copies the whole view into a pair of optionals to compare them.
             var view = try store.takeBookView(reader: readerID, book: book)
             if let folded = view?.lastOrigin, envelope.origin.map({ $0 < folded }) ?? true {
-                try store.restoreBookView(view!)
+                try store.restoreBookView(view.take()!)
                 outcome = .needsRefold(reader: readerID, book: book)
                 break
             }
-            if view == nil, case .bookAdded = envelope.event, envelope.streamVersion > 1 {
+            let isNew: Bool
+            if case .none = view { isNew = true } else { isNew = false }
+            if isNew, case .bookAdded = envelope.event, envelope.streamVersion > 1 {
                 // The book's earlier-stored events arrived before their BookAdded: they wait for it.
                 outcome = .needsRefold(reader: readerID, book: book)
                 break
             }
-            if view == nil, envelope.origin != nil, !envelope.event.isBookAdded {
+            if isNew, case .some = envelope.origin, !envelope.event.isBookAdded {
                 // A stored event of a book not added yet waits for its BookAdded (see `refold`):
                 // the book's refold places it right after the BookAdded, whenever that comes.
                 outcome = .needsRefold(reader: readerID, book: book)
@@ -96,9 +99,10 @@ public struct ReadingProjector {
             }
             let wasOnHome = view?.isOnHomeList ?? false
             step(envelope, book: book, view: &view, deltas: &deltas)
-            if let view {
-                try store.putBookView(view)
-                if view.isOnHomeList != wasOnHome { try store.setGoalBook(reader: readerID, book: book, active: view.isOnHomeList) }
+            if let folded = view.take() {
+                let isOnHome = folded.isOnHomeList
+                try store.putBookView(folded)
+                if isOnHome != wasOnHome { try store.setGoalBook(reader: readerID, book: book, active: isOnHome) }
             }
         }
         try store.putReaderView(reader: readerID, reader)
@@ -144,7 +148,7 @@ public struct ReadingProjector {
         // before its book (the Replication article).
         var waiting: [EventEnvelope] = []
         for envelope in events.filter({ $0.event.book == book && $0.reader == reader }).sorted(by: Self.canonicallyBefore) {
-            if view == nil, !envelope.event.isBookAdded {
+            if case .none = view, !envelope.event.isBookAdded {
                 waiting.append(envelope)
                 continue
             }
@@ -185,12 +189,11 @@ public struct ReadingProjector {
     /// ``refold(reader:book:events:in:)`` holds such events until the BookAdded).
     private func step(_ envelope: EventEnvelope, book: BookID, view: inout BookView?, deltas: inout Deltas) {
         let at = envelope.occurredAt
-        // `take()` moves the view out, so mutating it does not copy its arrays (the optional would
-        // otherwise still share them).
+        // The view is changed where it lies, through `view!` (the optional's payload in place): no
+        // copy shares its arrays, and the struct is not moved out and back for every event.
         if case .bookAdded(let e) = envelope.event {
-            if var existing = view.take() {
-                existing.lastActivity = max(existing.lastActivity, at)
-                view = existing
+            if case .some = view {
+                view!.lastActivity = max(view!.lastActivity, at)
             } else {
                 view = BookView(
                     reader: envelope.reader, book: e.book, metadata: e.metadata, status: e.status, inLibrary: true,
@@ -204,18 +207,22 @@ public struct ReadingProjector {
         } else {
             // Every stored book event follows its BookAdded in canonical order (the decide step
             // guarantees it locally); an orphan (a hand-made import) is skipped.
-            guard var existing = view.take() else { return }
-            existing.lastActivity = max(existing.lastActivity, at)
-            existing.foldedEvents += 1
-            // The decision state first (the one copy of the rules for status, goal and finish),
-            // then what only the view keeps (page credits, session minutes, notes, finish days).
-            let before = DecisionBefore(existing.decision, envelope.event)
-            existing.decision.apply(envelope.event, occurredAt: at)
-            existing.copyDecision()
-            fold(envelope, into: &existing, before: before, deltas: &deltas)
-            view = existing
+            guard case .some = view else { return }
+            step(envelope, existing: &view!, deltas: &deltas)
         }
         if let origin = envelope.origin, view!.lastOrigin.map({ $0 < origin }) ?? true { view!.lastOrigin = origin }
+    }
+
+    /// Folds an event other than `BookAdded` into the view of its book.
+    private func step(_ envelope: EventEnvelope, existing: inout BookView, deltas: inout Deltas) {
+        existing.lastActivity = max(existing.lastActivity, envelope.occurredAt)
+        existing.foldedEvents += 1
+        // The decision state first (the one copy of the rules for status, goal and finish),
+        // then what only the view keeps (page credits, session minutes, notes, finish days).
+        let before = DecisionBefore(existing.decision, envelope.event)
+        existing.decision.apply(envelope.event, occurredAt: envelope.occurredAt)
+        existing.copyDecision()
+        fold(envelope, into: &existing, before: before, deltas: &deltas)
     }
 
     /// Takes a book view's contributions out of the totals: its credited pages, its finished
@@ -230,8 +237,7 @@ public struct ReadingProjector {
             }
         }
         for finish in view.finishes {
-            deltas.finishes[YearMonth(finish), default: 0] -= 1
-            deltas.bookFinishes[Deltas.YearBookKey(year: finish.year, book: view.book), default: 0] -= 1
+            deltas.addFinish(on: finish, book: view.book, count: -1)
         }
     }
 
@@ -328,12 +334,10 @@ public struct ReadingProjector {
             guard !before.wasFinished else { break }
             view.finishes.append(e.finishedOn)
             if let goal = before.goal { view.goalOutcome = GoalOutcome(goal: goal, finishedOn: e.finishedOn) }
-            deltas.finishes[YearMonth(e.finishedOn), default: 0] += 1
-            deltas.bookFinishes[Deltas.YearBookKey(year: e.finishedOn.year, book: view.book), default: 0] += 1
+            deltas.addFinish(on: e.finishedOn, book: view.book, count: 1)
         case .finishUndone:
             if let last = view.finishes.popLast() {
-                deltas.finishes[YearMonth(last), default: 0] -= 1
-                deltas.bookFinishes[Deltas.YearBookKey(year: last.year, book: view.book), default: 0] -= 1
+                deltas.addFinish(on: last, book: view.book, count: -1)
                 // The decision state restored the goal this finish ended (``BookState``).
                 if let outcome = view.goalOutcome, outcome.finishedOn == last { view.goalOutcome = nil }
             }
@@ -366,7 +370,7 @@ public struct ReadingProjector {
     /// correction changes the credits of its neighbours, and only the differences reach the totals.
     private func addMark(position: Int, isCorrection: Bool, _ envelope: EventEnvelope, to view: inout BookView, deltas: inout Deltas) {
         let local = clock.localDateTime(of: envelope.occurredAt, in: envelope.timeZone)
-        let day = clock.localDay(of: envelope.occurredAt, in: envelope.timeZone)
+        let day = clock.localDay(of: local)
         let entry = PageEntry(order: view.foldedEvents, occurredAt: envelope.occurredAt, day: day,
                               bucket: TimeOfDay(hour: local.hour), readThrough: view.readThrough, position: position,
                               kind: isCorrection ? .correction : .read, effective: position, credited: 0)
@@ -421,6 +425,8 @@ public struct ReadingProjector {
 
     // MARK: Totals
 
+    /// What one fold step (an event, or a book's retraction and refold) changes in the reader's
+    /// totals, netted per key before any record is read.
     struct Deltas {
         struct Key: Hashable, Comparable {
             var day: LocalDate
@@ -428,24 +434,41 @@ public struct ReadingProjector {
             var book: BookID
             static func < (l: Key, r: Key) -> Bool { (l.day, l.bucket, l.book) < (r.day, r.bucket, r.book) }
         }
-        var changes: [Key: DayTotal] = [:]
-        var finishes: [YearMonth: Int] = [:]
-        struct YearBookKey: Hashable { var year: Int; var book: BookID }
-        var bookFinishes: [YearBookKey: Int] = [:]
+        struct YearBookKey: Hashable, Comparable {
+            var year: Int
+            var book: BookID
+            static func < (l: YearBookKey, r: YearBookKey) -> Bool { (l.year, l.book) < (r.year, r.book) }
+        }
+        /// Pages and seconds by day, bucket and book.
+        var changes = SmallMap<Key, DayTotal>()
+        /// Finishes by month.
+        var finishes = SmallMap<YearMonth, Int>()
+        /// Finishes by year and book.
+        var bookFinishes = SmallMap<YearBookKey, Int>()
+
+        var isEmpty: Bool { changes.isEmpty && finishes.isEmpty }
 
         mutating func add(day: LocalDate, bucket: TimeOfDay, book: BookID, pages: Int, seconds: Int) {
-            changes[Key(day: day, bucket: bucket, book: book), default: DayTotal()].pages += pages
-            changes[Key(day: day, bucket: bucket, book: book), default: DayTotal()].seconds += seconds
+            changes.update(Key(day: day, bucket: bucket, book: book), default: DayTotal()) {
+                $0.pages += pages; $0.seconds += seconds
+            }
+        }
+
+        mutating func addFinish(on day: LocalDate, book: BookID, count: Int) {
+            finishes.update(YearMonth(day), default: 0) { $0 += count }
+            bookFinishes.update(YearBookKey(year: day.year, book: book), default: 0) { $0 += count }
         }
     }
 
     private func apply(_ deltas: Deltas, reader: ReaderID, to store: inout some ViewStore) throws {
-        guard !deltas.changes.isEmpty || !deltas.finishes.isEmpty else { return }
+        guard !deltas.isEmpty else { return }
         var buckets: BucketTotals?
-        var months: [YearMonth: MonthTotal] = [:]
-        var yearParts: [Deltas.YearBookKey: (pages: Int, finishes: Int)] = [:]
-        for (key, count) in deltas.bookFinishes where count != 0 { yearParts[key, default: (0, 0)].finishes += count }
-        for (key, change) in deltas.changes.sorted(by: { $0.key < $1.key }) where !change.isZero {
+        var months = SmallMap<YearMonth, MonthTotal>()
+        var yearParts = SmallMap<Deltas.YearBookKey, (pages: Int, finishes: Int)>()
+        for (key, count) in deltas.bookFinishes.elements where count != 0 {
+            yearParts.update(key, default: (0, 0)) { $0.finishes += count }
+        }
+        for (key, change) in deltas.changes.sortedElements() where !change.isZero {
             var day = try store.dayTotal(reader: reader, day: key.day)
             let wasReading = day.isReadingDay
             day.pages += change.pages; day.seconds += change.seconds
@@ -464,20 +487,19 @@ public struct ReadingProjector {
             buckets = totals
 
             let month = YearMonth(key.day)
-            var monthTotal = try months[month] ?? store.monthTotal(reader: reader, month: month)
-            monthTotal.pages += change.pages
-            months[month] = monthTotal
-            if change.pages != 0 { yearParts[Deltas.YearBookKey(year: key.day.year, book: key.book), default: (0, 0)].pages += change.pages }
+            if months.find(month) == nil { months.insert(month, try store.monthTotal(reader: reader, month: month)) }
+            months.update(month, default: MonthTotal()) { $0.pages += change.pages }
+            if change.pages != 0 {
+                yearParts.update(Deltas.YearBookKey(year: key.day.year, book: key.book), default: (0, 0)) { $0.pages += change.pages }
+            }
         }
-        for (month, count) in deltas.finishes where count != 0 {
-            var monthTotal = try months[month] ?? store.monthTotal(reader: reader, month: month)
-            monthTotal.finishes += count
-            months[month] = monthTotal
+        for (month, count) in deltas.finishes.elements where count != 0 {
+            if months.find(month) == nil { months.insert(month, try store.monthTotal(reader: reader, month: month)) }
+            months.update(month, default: MonthTotal()) { $0.finishes += count }
         }
         if let buckets { try store.putBucketTotals(reader: reader, buckets) }
-        for (month, total) in months.sorted(by: { $0.key < $1.key }) { try store.putMonthTotal(reader: reader, month: month, total) }
-        for (key, part) in yearParts.sorted(by: { ($0.key.year, $0.key.book) < ($1.key.year, $1.key.book) })
-        where part.pages != 0 || part.finishes != 0 {
+        for (month, total) in months.sortedElements() { try store.putMonthTotal(reader: reader, month: month, total) }
+        for (key, part) in yearParts.sortedElements() where part.pages != 0 || part.finishes != 0 {
             var year = try store.takeYearView(reader: reader, year: key.year) ?? YearView(year: key.year)
             year.add(book: key.book, pages: part.pages, finishes: part.finishes)
             try store.putYearView(reader: reader, year)

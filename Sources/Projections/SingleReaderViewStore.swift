@@ -76,7 +76,7 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
     }
 
     public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { reader == self.reader ? books[book] : nil }
-    public mutating func putBookView(_ view: BookView) throws {
+    public mutating func putBookView(_ view: consuming BookView) throws {
         try check(view.reader)
         books[view.book] = view
     }
@@ -163,7 +163,7 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
     }
 
     public func yearView(reader: ReaderID, year: Int) throws -> YearView? { reader == self.reader ? years[year] : nil }
-    public mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
+    public mutating func putYearView(reader: ReaderID, _ view: consuming YearView) throws {
         try check(reader)
         years[view.year] = view.isEmpty ? nil : view
     }
@@ -176,7 +176,7 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
     }
 
     public func readerView(reader: ReaderID) throws -> ReaderView? { reader == self.reader ? readerRecord : nil }
-    public mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws {
+    public mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws {
         try check(reader)
         readerRecord = view
     }

@@ -268,7 +268,13 @@ public struct BookView: Hashable, Sendable {
     /// Whether the home list shows the book: in the library, not finished, not abandoned (marked
     /// did-not-finish), with a goal. An abandoned book keeps its goal and comes back to the list
     /// when the reader resumes it (status reading again, or a page record).
-    public var isOnHomeList: Bool { inLibrary && !isFinished && status != .didNotFinish && goal != nil }
+    public var isOnHomeList: Bool {
+        // Pattern matches, not `!=`: the fold asks twice per event, and `status != .didNotFinish`
+        // ran the generic `RawRepresentable` comparison, `goal != nil` copied both optionals.
+        guard inLibrary, !isFinished, case .some = goal else { return false }
+        if case .didNotFinish = status { return false }
+        return true
+    }
 
     /// What became of the book's latest goal: active, abandoned (the book was marked
     /// did-not-finish while the goal ran: neither met nor missed), or met or missed by the last

@@ -9,8 +9,9 @@ import ReadingEvents
 public protocol ViewStore {
     /// The view of one book, if the reader ever added it.
     func bookView(reader: ReaderID, book: BookID) throws -> BookView?
-    /// Stores the view of one book.
-    mutating func putBookView(_ view: BookView) throws
+    /// Stores the view of one book. `consuming`: a store that keeps views in memory keeps the
+    /// caller's view itself, so the fold hands its view over without copying it.
+    mutating func putBookView(_ view: consuming BookView) throws
     /// Every book view of the reader, in book-ID order.
     func bookViews(reader: ReaderID) throws -> [BookView]
     /// The view of one book, read to be changed and then put back: with ``putBookView(_:)``
@@ -70,7 +71,7 @@ public protocol ViewStore {
     /// The record of one calendar year (challenge, books' pages and finishes), if any.
     func yearView(reader: ReaderID, year: Int) throws -> YearView?
     /// Stores the record of one year; an empty record removes it.
-    mutating func putYearView(reader: ReaderID, _ view: YearView) throws
+    mutating func putYearView(reader: ReaderID, _ view: consuming YearView) throws
     /// The record of one year, read to be changed and then put back with ``putYearView(reader:_:)``
     /// at once (no other read of the year between the two calls). A store that keeps years in
     /// memory hands the record over without keeping a reference meanwhile, so adding a book to
@@ -82,7 +83,7 @@ public protocol ViewStore {
     /// The reader's own record.
     func readerView(reader: ReaderID) throws -> ReaderView?
     /// Stores the reader's own record.
-    mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws
+    mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws
     /// Every reader with a record, in ID order.
     func readers() throws -> [ReaderID]
 }
