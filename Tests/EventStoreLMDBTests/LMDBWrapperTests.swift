@@ -229,5 +229,30 @@ struct TestFailure: Error, Equatable { let tag: Int }
     @Test func crc32cCheckVector() {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
         #expect(CRC32C.checksum([UInt8]()) == 0)
+        #expect(CRC32C.checksum(AnySequence(Array("123456789".utf8))) == 0xE306_9283)
+    }
+
+    /// Eight bytes at a time gives the byte-at-a-time CRC for every length and alignment (the
+    /// reference below is the textbook bit loop, written apart from the tables).
+    @Test func crc32cSlicingEqualsTheBitLoop() {
+        func reference(_ bytes: some Sequence<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            return crc ^ 0xFFFF_FFFF
+        }
+        var rng = SplitMix64(seed: 0xC3C3_2C00)
+        let bytes = (0..<600).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        for start in 0..<9 {
+            for length in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 250, 511] where start + length <= bytes.count {
+                let slice = bytes[start..<(start + length)]
+                let expected = reference(slice)
+                #expect(CRC32C.checksum(slice) == expected, "start \(start), length \(length)")
+                #expect(bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)])) } == expected)
+                #expect(CRC32C.checksum(AnySequence(slice)) == expected)
+            }
+        }
     }
 }
