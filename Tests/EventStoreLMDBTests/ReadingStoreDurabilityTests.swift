@@ -152,11 +152,18 @@ import Glibc
         var acknowledgedTotal = 0
         for trial in 0..<trials {
             let seed = rng.next() % 1_000_000
-            let delay = Int.random(in: 20...400, using: &rng)
             let child = try HelperProcess(["demo-appends", url.path, "--chunk", "100", "--readers", "2", "--days", "1500",
                                            "--seed", "\(seed)"])
             let started = await child.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("start ") }
             #expect(started, "trial \(trial): the child never started")
+            // The kill comes after a random number of acknowledged chunks in the first half of the
+            // history, then a random 0-20 ms into the next chunk: in the middle of the run whatever
+            // the machine's speed (a fixed delay after the start let a faster writer finish first).
+            let events = child.lines.first { $0.hasPrefix("start ") }.flatMap { Int($0.dropFirst("start ".count)) } ?? 0
+            let chunks = max(2, (events + 99) / 100)
+            let acknowledgedBeforeKill = Int.random(in: 1...(chunks / 2), using: &rng)
+            let delay = Int.random(in: 0...20, using: &rng)
+            _ = await child.waitForLines(acknowledgedBeforeKill, timeout: .seconds(120), stop: { $0 == "done" }) { $0.hasPrefix("ack ") }
             try await Task.sleep(for: .milliseconds(delay))
             child.kill9()
             let status = child.waitForExit()

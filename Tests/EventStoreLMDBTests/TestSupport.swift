@@ -113,5 +113,20 @@ final class HelperProcess: @unchecked Sendable {
         return lines.contains(where: predicate)
     }
 
+    /// Waits until `count` lines satisfy `predicate`, a line satisfies `stop` (the child finished or
+    /// failed), or `timeout` passes; returns whether the `count` lines came.
+    func waitForLines(_ count: Int, timeout: Duration, stop: (String) -> Bool = { _ in false },
+                      _ predicate: (String) -> Bool) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            let seen = lines
+            if seen.count(where: predicate) >= count { return true }
+            if seen.contains(where: stop) { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return lines.count(where: predicate) >= count
+    }
+
     func kill9() { _ = kill(process.processIdentifier, SIGKILL) }
 }
