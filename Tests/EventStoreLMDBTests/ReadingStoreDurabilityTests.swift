@@ -163,9 +163,8 @@ import Glibc
             let chunks = max(2, (events + 99) / 100)
             let acknowledgedBeforeKill = Int.random(in: 1...(chunks / 2), using: &rng)
             let delay = Int.random(in: 0...20, using: &rng)
-            _ = await child.waitForLines(acknowledgedBeforeKill, timeout: .seconds(120), stop: { $0 == "done" }) { $0.hasPrefix("ack ") }
-            try await Task.sleep(for: .milliseconds(delay))
-            child.kill9()
+            child.kill9(afterLines: acknowledgedBeforeKill, timeout: .seconds(120), then: .milliseconds(delay),
+                        stop: { $0 == "done" }) { $0.hasPrefix("ack ") }
             let status = child.waitForExit()
             let lines = child.lines
             if !lines.contains("done") {

@@ -113,19 +113,27 @@ final class HelperProcess: @unchecked Sendable {
         return lines.contains(where: predicate)
     }
 
-    /// Waits until `count` lines satisfy `predicate`, a line satisfies `stop` (the child finished or
-    /// failed), or `timeout` passes; returns whether the `count` lines came.
-    func waitForLines(_ count: Int, timeout: Duration, stop: (String) -> Bool = { _ in false },
-                      _ predicate: (String) -> Bool) async -> Bool {
+    /// Blocks this thread until `count` lines satisfy `predicate`, a line satisfies `stop` (the
+    /// child finished or failed), or `timeout` passes, then waits `then` more and kills the child
+    /// with SIGKILL. Synchronous on purpose: a task sleeping on the cooperative pool can wake
+    /// hundreds of milliseconds late while other tests hold its threads, and the child runs on.
+    /// Returns whether the `count` lines came.
+    @discardableResult
+    func kill9(afterLines count: Int, timeout: Duration, then delay: Duration, stop: (String) -> Bool = { _ in false },
+               _ predicate: (String) -> Bool) -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
+        var came = false
         while clock.now < deadline {
             let seen = lines
-            if seen.count(where: predicate) >= count { return true }
-            if seen.contains(where: stop) { return false }
-            try? await Task.sleep(for: .milliseconds(1))
+            if seen.count(where: predicate) >= count { came = true; break }
+            if seen.contains(where: stop) { break }
+            usleep(500)
         }
-        return lines.count(where: predicate) >= count
+        let until = clock.now + delay
+        while clock.now < until { usleep(200) }
+        kill9()
+        return came
     }
 
     func kill9() { _ = kill(process.processIdentifier, SIGKILL) }
