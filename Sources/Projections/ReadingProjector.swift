@@ -487,15 +487,13 @@ public struct ReadingProjector {
             buckets = totals
 
             let month = YearMonth(key.day)
-            if months.find(month) == nil { months.insert(month, try store.monthTotal(reader: reader, month: month)) }
-            months.update(month, default: MonthTotal()) { $0.pages += change.pages }
+            try months.update(month, default: try store.monthTotal(reader: reader, month: month)) { $0.pages += change.pages }
             if change.pages != 0 {
                 yearParts.update(Deltas.YearBookKey(year: key.day.year, book: key.book), default: (0, 0)) { $0.pages += change.pages }
             }
         }
         for (month, count) in deltas.finishes.elements where count != 0 {
-            if months.find(month) == nil { months.insert(month, try store.monthTotal(reader: reader, month: month)) }
-            months.update(month, default: MonthTotal()) { $0.finishes += count }
+            try months.update(month, default: try store.monthTotal(reader: reader, month: month)) { $0.finishes += count }
         }
         if let buckets { try store.putBucketTotals(reader: reader, buckets) }
         for (month, total) in months.sortedElements() { try store.putMonthTotal(reader: reader, month: month, total) }

@@ -44,11 +44,11 @@ struct SmallMap<Key: Hashable, Value> {
     }
 
     /// Changes the value of `key` in place, starting from `initial` when the key is new.
-    mutating func update(_ key: Key, default initial: @autoclosure () -> Value, _ change: (inout Value) -> Void) {
+    mutating func update(_ key: Key, default initial: @autoclosure () throws -> Value, _ change: (inout Value) -> Void) rethrows {
         if let i = find(key) {
             change(&elements[i].value)
         } else {
-            var value = initial()
+            var value = try initial()
             change(&value)
             insert(key, value)
         }
