@@ -31,6 +31,7 @@ public struct AnyViewStore: ViewStore {
     public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
         try base.takeYearView(reader: reader, year: year)
     }
+    public mutating func takeReaderView(reader: ReaderID) throws -> ReaderView? { try base.takeReaderView(reader: reader) }
     public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal { try base.dayTotal(reader: reader, day: day) }
     public mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
         try base.putDayTotal(reader: reader, day: day, total)
@@ -56,6 +57,7 @@ public struct AnyViewStore: ViewStore {
     }
     public func bucketTotals(reader: ReaderID) throws -> BucketTotals { try base.bucketTotals(reader: reader) }
     public mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws { try base.putBucketTotals(reader: reader, totals) }
+    public mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals? { try base.takeBucketTotals(reader: reader) }
     public func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun? {
         try base.streakRun(reader: reader, startingOnOrBefore: day)
     }

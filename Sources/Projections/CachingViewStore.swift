@@ -146,6 +146,12 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     public func bucketTotals(reader: ReaderID) throws -> BucketTotals {
         try buckets[reader] ?? base.bucketTotals(reader: reader)
     }
+    /// The totals, handed over from the cache without a copy when they are there (see
+    /// ``ViewStore/takeBucketTotals(reader:)``): put them back with ``putBucketTotals(reader:_:)`` at once.
+    public mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals? {
+        if let cached = buckets.removeValue(forKey: reader) { return cached }
+        return try base.bucketTotals(reader: reader)
+    }
     public mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws {
         buckets[reader] = totals; dirtyBuckets.insert(reader)
     }
@@ -188,6 +194,12 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
 
     public func readerView(reader: ReaderID) throws -> ReaderView? {
         if let cached = readerViews[reader] { return cached }
+        return try base.readerView(reader: reader)
+    }
+    /// The reader's record, handed over from the cache without a copy when it is there (see
+    /// ``ViewStore/takeReaderView(reader:)``): put it back with ``putReaderView(reader:_:)`` at once.
+    public mutating func takeReaderView(reader: ReaderID) throws -> ReaderView? {
+        if let index = readerViews.index(forKey: reader) { return readerViews.values[index].take() }
         return try base.readerView(reader: reader)
     }
     public mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws {

@@ -39,7 +39,8 @@ public struct ReadingProjector {
     @discardableResult
     public func apply(_ envelope: EventEnvelope, to store: inout some ViewStore) throws -> Outcome {
         let readerID = envelope.reader
-        var reader = try store.readerView(reader: readerID) ?? ReaderView()
+        // Taken, not read (as the book view below): no copy while it changes.
+        var reader = try store.takeReaderView(reader: readerID) ?? ReaderView()
         reader.eventCount += 1
         // Unknown events are only counted, so they do not move the latest moment either.
         if case .unknown = envelope.event {} else {
@@ -203,7 +204,7 @@ public struct ReadingProjector {
             }
             view!.foldedEvents += 1
             view!.decision.apply(envelope.event, occurredAt: at)
-            view!.copyDecision()
+            view!.copyDecision(withMetadata: true)
         } else {
             // Every stored book event follows its BookAdded in canonical order (the decide step
             // guarantees it locally); an orphan (a hand-made import) is skipped.
@@ -221,7 +222,11 @@ public struct ReadingProjector {
         // then what only the view keeps (page credits, session minutes, notes, finish days).
         let before = DecisionBefore(existing.decision, envelope.event)
         existing.decision.apply(envelope.event, occurredAt: envelope.occurredAt)
-        existing.copyDecision()
+        // Only BookAdded and MetadataCorrected set the decision state's metadata: copying its
+        // strings after every other event cost about 450 instructions.
+        let metadataChanged: Bool
+        if case .metadataCorrected = envelope.event { metadataChanged = true } else { metadataChanged = false }
+        existing.copyDecision(withMetadata: metadataChanged)
         fold(envelope, into: &existing, before: before, deltas: &deltas)
     }
 
@@ -481,10 +486,11 @@ public struct ReadingProjector {
             bookDay.pages += change.pages; bookDay.seconds += change.seconds
             try store.putBookDayTotal(reader: reader, book: key.book, day: key.day, bookDay)
 
-            var totals = try buckets ?? store.bucketTotals(reader: reader)
-            totals.pages[key.bucket.rawValue] += change.pages
-            totals.seconds[key.bucket.rawValue] += change.seconds
-            buckets = totals
+            // Taken once and changed in place: reading them and writing them back after each
+            // change copied both arrays (the store still held them).
+            if case .none = buckets { buckets = try store.takeBucketTotals(reader: reader) ?? BucketTotals() }
+            buckets!.pages[key.bucket.rawValue] += change.pages
+            buckets!.seconds[key.bucket.rawValue] += change.seconds
 
             let month = YearMonth(key.day)
             try months.update(month, default: try store.monthTotal(reader: reader, month: month)) { $0.pages += change.pages }
@@ -542,9 +548,10 @@ public struct ReadingProjector {
 }
 
 extension BookView {
-    /// Copies the decision state's fields into the view (after every event folded into both).
-    fileprivate mutating func copyDecision() {
-        if let metadata = decision.metadata { self.metadata = metadata }
+    /// Copies the decision state's fields into the view (after every event folded into both);
+    /// its metadata when `withMetadata` (the event may have set it).
+    fileprivate mutating func copyDecision(withMetadata: Bool) {
+        if withMetadata, let metadata = decision.metadata { self.metadata = metadata }
         status = decision.status; inLibrary = decision.isInLibrary; goal = decision.goal
         readThrough = decision.readThrough; isFinished = decision.isFinished
         rating = decision.rating; liked = decision.isLiked

@@ -39,8 +39,22 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
 
     /// The reader whose views these are.
     public let reader: ReaderID
-    /// Book views by book.
-    public private(set) var books: [BookID: BookView] = [:]
+    /// Book views by book: a dictionary built from the store's slots on each read.
+    public var books: [BookID: BookView] {
+        var books = [BookID: BookView](minimumCapacity: bookIndex.count)
+        for (book, slot) in bookIndex { if let view = bookSlots[slot] { books[book] = view } }
+        return books
+    }
+    /// Book views in the order their books were first written; a taken view's slot is empty until
+    /// it is put back. Slots, not a dictionary of views: taking a view out of a dictionary and
+    /// putting it back deletes and inserts an entry (hashing its neighbours again), where a slot
+    /// is emptied and filled in place (issue 37).
+    private var bookSlots: [BookView?] = []
+    /// The slot of each book.
+    private var bookIndex: [BookID: Int] = [:]
+    /// The book and slot of the last ``takeBookView(reader:book:)``: the put that follows finds
+    /// the slot without hashing the book again.
+    private var lastTaken: (book: BookID, slot: Int)?
     /// Non-zero day totals by day.
     public private(set) var days: [LocalDate: DayTotal] = [:]
     /// Non-zero book-day totals.
@@ -75,17 +89,30 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
         return low
     }
 
-    public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { reader == self.reader ? books[book] : nil }
+    public func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
+        guard reader == self.reader, let slot = bookIndex[book] else { return nil }
+        return bookSlots[slot]
+    }
     public mutating func putBookView(_ view: consuming BookView) throws {
         try check(view.reader)
-        books[view.book] = view
+        if let last = lastTaken, last.book == view.book {
+            lastTaken = nil
+            bookSlots[last.slot] = view
+        } else if let slot = bookIndex[view.book] {
+            bookSlots[slot] = view
+        } else {
+            bookIndex[view.book] = bookSlots.count
+            bookSlots.append(view)
+        }
     }
     public func bookViews(reader: ReaderID) throws -> [BookView] {
-        reader == self.reader ? books.values.sorted { $0.book < $1.book } : []
+        reader == self.reader ? bookSlots.compactMap { $0 }.sorted { $0.book < $1.book } : []
     }
-    /// Removes the view while the caller changes it (see ``ViewStore/takeBookView(reader:book:)``).
+    /// Empties the view's slot while the caller changes it (see ``ViewStore/takeBookView(reader:book:)``).
     public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
-        reader == self.reader ? books.removeValue(forKey: book) : nil
+        guard reader == self.reader, let slot = bookIndex[book] else { return nil }
+        lastTaken = (book, slot)
+        return bookSlots[slot].take()
     }
     /// Puts a taken view back.
     public mutating func restoreBookView(_ view: BookView) throws { try putBookView(view) }
@@ -128,6 +155,10 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
 
     public func bucketTotals(reader: ReaderID) throws -> BucketTotals {
         reader == self.reader ? buckets ?? BucketTotals() : BucketTotals()
+    }
+    /// Removes the totals while the caller changes them (see ``ViewStore/takeBucketTotals(reader:)``).
+    public mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals? {
+        reader == self.reader ? buckets.take() : nil
     }
     public mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws {
         try check(reader)
@@ -176,6 +207,10 @@ public struct SingleReaderViewStore: ViewStore, Sendable {
     }
 
     public func readerView(reader: ReaderID) throws -> ReaderView? { reader == self.reader ? readerRecord : nil }
+    /// Removes the record while the caller changes it (see ``ViewStore/takeReaderView(reader:)``).
+    public mutating func takeReaderView(reader: ReaderID) throws -> ReaderView? {
+        reader == self.reader ? readerRecord.take() : nil
+    }
     public mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws {
         try check(reader)
         readerRecord = view

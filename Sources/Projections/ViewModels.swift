@@ -178,84 +178,245 @@ public enum GoalStatus: String, Sendable, Hashable, CaseIterable {
 /// Everything the views know about one book of one reader. It is the unit the store persists
 /// per book; its size grows with that book's own history, never with the reader's.
 ///
-/// `Sendable`: a value type.
+/// A value type with copy-on-write storage: its fields live in one reference, so handing a view
+/// to a store or taking it back moves one pointer, not the whole record (the fold takes and puts
+/// a book view for every event: moved by value, that was about six copies of a few hundred bytes,
+/// issue 37). A change to a view whose storage is shared copies the storage first.
+///
+/// `Sendable`: a value type; its storage is never changed while shared (see ``Storage``).
 public struct BookView: Hashable, Sendable {
+    /// The stored fields, compared and hashed as a whole.
+    ///
+    /// `Sendable`: plain values.
+    struct Fields: Hashable, Sendable {
+        var reader: ReaderID
+        var book: BookID
+        var metadata: BookMetadata
+        var status: ReadingStatus
+        var inLibrary: Bool
+        var addedAt: Timestamp
+        var lastActivity: Timestamp
+        var goal: BookState.Goal?
+        var goalOutcome: GoalOutcome?
+        var readThrough: Int
+        var entries: [PageEntry]
+        var finishes: [LocalDate]
+        var isFinished: Bool
+        var sentences: [TextNote]
+        var memos: [TextNote]
+        var sessions: [SessionRecord]
+        var rating: Rating?
+        var liked: Bool
+        var likedAt: Timestamp?
+        var lastOrigin: EventOrigin? = nil
+        var foldedEvents: UInt64 = 0
+        var decision: BookState = BookState()
+    }
+
+    /// The one reference that holds the fields, in memory of its own.
+    ///
+    /// The fields are reached through a pointer, not stored in the class: a class's stored
+    /// property is checked for exclusive access at run time on every access (about 75
+    /// instructions each, ten for one event's copy of the decision state), a pointer's pointee
+    /// is not. Exclusivity holds by construction instead: the pointee is written only through
+    /// ``BookView``'s accessors, after ``makeUnique()``, by the one view that holds the storage.
+    ///
+    /// `@unchecked Sendable`: a storage shared by two views (or threads) is never written (a view
+    /// copies it before a change unless it holds the only reference).
+    final class Storage: @unchecked Sendable {
+        let fields: UnsafeMutablePointer<Fields>
+        init(_ fields: Fields) {
+            self.fields = .allocate(capacity: 1)
+            self.fields.initialize(to: fields)
+        }
+        deinit {
+            fields.deinitialize(count: 1)
+            fields.deallocate()
+        }
+    }
+
+    private var storage: Storage
+
+    /// Copies the storage unless this view holds the only reference to it.
+    @inline(__always)
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields.pointee) }
+    }
+
+    /// Equal when every field is equal (views sharing one storage are equal at once).
+    public static func == (lhs: BookView, rhs: BookView) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields.pointee == rhs.storage.fields.pointee
+    }
+
+    /// Hashes every field.
+    public func hash(into hasher: inout Hasher) { storage.fields.pointee.hash(into: &hasher) }
+
     /// The reader.
-    public var reader: ReaderID
+    public var reader: ReaderID {
+        get { storage.fields.pointee.reader }
+        set { makeUnique(); storage.fields.pointee.reader = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.reader }
+    }
     /// The book.
-    public var book: BookID
+    public var book: BookID {
+        get { storage.fields.pointee.book }
+        set { makeUnique(); storage.fields.pointee.book = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.book }
+    }
     /// The latest metadata.
-    public var metadata: BookMetadata
+    public var metadata: BookMetadata {
+        get { storage.fields.pointee.metadata }
+        set { makeUnique(); storage.fields.pointee.metadata = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.metadata }
+    }
     /// The library status.
-    public var status: ReadingStatus
+    public var status: ReadingStatus {
+        get { storage.fields.pointee.status }
+        set { makeUnique(); storage.fields.pointee.status = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.status }
+    }
     /// In the library now (false once removed).
-    public var inLibrary: Bool
+    public var inLibrary: Bool {
+        get { storage.fields.pointee.inLibrary }
+        set { makeUnique(); storage.fields.pointee.inLibrary = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.inLibrary }
+    }
     /// When it was added.
-    public var addedAt: Timestamp
+    public var addedAt: Timestamp {
+        get { storage.fields.pointee.addedAt }
+        set { makeUnique(); storage.fields.pointee.addedAt = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.addedAt }
+    }
     /// The latest activity on the book (any event), for "recent activity" sorting.
-    public var lastActivity: Timestamp
+    public var lastActivity: Timestamp {
+        get { storage.fields.pointee.lastActivity }
+        set { makeUnique(); storage.fields.pointee.lastActivity = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.lastActivity }
+    }
     /// The active goal.
-    public var goal: BookState.Goal?
+    public var goal: BookState.Goal? {
+        get { storage.fields.pointee.goal }
+        set { makeUnique(); storage.fields.pointee.goal = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.goal }
+    }
     /// The outcome of the last goal that ended in a finish.
-    public var goalOutcome: GoalOutcome?
+    public var goalOutcome: GoalOutcome? {
+        get { storage.fields.pointee.goalOutcome }
+        set { makeUnique(); storage.fields.pointee.goalOutcome = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.goalOutcome }
+    }
     /// The current read-through (1 = first reading).
-    public var readThrough: Int
+    public var readThrough: Int {
+        get { storage.fields.pointee.readThrough }
+        set { makeUnique(); storage.fields.pointee.readThrough = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.readThrough }
+    }
     /// Page entries of every read-through, in (instant, log position) order per read-through.
-    public var entries: [PageEntry]
+    public var entries: [PageEntry] {
+        get { storage.fields.pointee.entries }
+        set { makeUnique(); storage.fields.pointee.entries = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.entries }
+    }
     /// Finish days, one per finished read-through, in order.
-    public var finishes: [LocalDate]
+    public var finishes: [LocalDate] {
+        get { storage.fields.pointee.finishes }
+        set { makeUnique(); storage.fields.pointee.finishes = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.finishes }
+    }
     /// Whether the current read-through is finished.
-    public var isFinished: Bool
+    public var isFinished: Bool {
+        get { storage.fields.pointee.isFinished }
+        set { makeUnique(); storage.fields.pointee.isFinished = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.isFinished }
+    }
     /// Collected sentences, in order of collection.
-    public var sentences: [TextNote]
+    public var sentences: [TextNote] {
+        get { storage.fields.pointee.sentences }
+        set { makeUnique(); storage.fields.pointee.sentences = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.sentences }
+    }
     /// Memos, in order of writing.
-    public var memos: [TextNote]
+    public var memos: [TextNote] {
+        get { storage.fields.pointee.memos }
+        set { makeUnique(); storage.fields.pointee.memos = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.memos }
+    }
     /// Timed sessions, in order of start; open ones have `isFinished == false`.
-    public var sessions: [SessionRecord]
+    public var sessions: [SessionRecord] {
+        get { storage.fields.pointee.sessions }
+        set { makeUnique(); storage.fields.pointee.sessions = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.sessions }
+    }
     /// The rating.
-    public var rating: Rating?
+    public var rating: Rating? {
+        get { storage.fields.pointee.rating }
+        set { makeUnique(); storage.fields.pointee.rating = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.rating }
+    }
     /// Whether the reader likes it.
-    public var liked: Bool
+    public var liked: Bool {
+        get { storage.fields.pointee.liked }
+        set { makeUnique(); storage.fields.pointee.liked = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.liked }
+    }
     /// When it was last liked (for ordering the liked shelf).
-    public var likedAt: Timestamp?
+    public var likedAt: Timestamp? {
+        get { storage.fields.pointee.likedAt }
+        set { makeUnique(); storage.fields.pointee.likedAt = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.likedAt }
+    }
     /// The origin of the latest event folded into this view, in canonical order: an event that
     /// sorts before it refolds the book (see ``ReadingProjector/refold(reader:book:events:in:)``).
     /// `nil` when the folded events carried no origin (a pure fold of unstored envelopes).
-    public var lastOrigin: EventOrigin? = nil
+    public var lastOrigin: EventOrigin? {
+        get { storage.fields.pointee.lastOrigin }
+        set { makeUnique(); storage.fields.pointee.lastOrigin = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.lastOrigin }
+    }
     /// How many of the book's events this view has folded (orphans before the book was added are
     /// not counted); the last one's ordinal is the ``PageEntry/order`` of its page entry.
-    public var foldedEvents: UInt64 = 0
+    public var foldedEvents: UInt64 {
+        get { storage.fields.pointee.foldedEvents }
+        set { makeUnique(); storage.fields.pointee.foldedEvents = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.foldedEvents }
+    }
     /// The decision state of the book: what a command on it is decided on, folded by
     /// ``BookState/apply(_:occurredAt:)`` from the same events as this view. It is the one copy of
     /// the rules for the book's library status, goal, finish, read-through, rating and like: the
     /// view's ``metadata``, ``status``, ``inLibrary``, ``goal``, ``readThrough``, ``isFinished``,
     /// ``rating`` and ``liked`` are copied from it after every event. The store persists it as a
     /// record of its own beside the view.
-    public var decision = BookState()
+    public var decision: BookState {
+        get { storage.fields.pointee.decision }
+        set { makeUnique(); storage.fields.pointee.decision = newValue }
+        _modify { makeUnique(); yield &storage.fields.pointee.decision }
+    }
     /// The memberwise initializer, for the store module's record codec.
     package init(reader: ReaderID, book: BookID, metadata: BookMetadata, status: ReadingStatus, inLibrary: Bool, addedAt: Timestamp, lastActivity: Timestamp, goal: BookState.Goal? = nil, goalOutcome: GoalOutcome? = nil, readThrough: Int, entries: [PageEntry], finishes: [LocalDate], isFinished: Bool, sentences: [TextNote], memos: [TextNote], sessions: [SessionRecord], rating: Rating? = nil, liked: Bool, likedAt: Timestamp? = nil, lastOrigin: EventOrigin? = nil, foldedEvents: UInt64 = 0, decision: BookState = BookState()) {
-        self.reader = reader
-        self.book = book
-        self.metadata = metadata
-        self.status = status
-        self.inLibrary = inLibrary
-        self.addedAt = addedAt
-        self.lastActivity = lastActivity
-        self.goal = goal
-        self.goalOutcome = goalOutcome
-        self.readThrough = readThrough
-        self.entries = entries
-        self.finishes = finishes
-        self.isFinished = isFinished
-        self.sentences = sentences
-        self.memos = memos
-        self.sessions = sessions
-        self.rating = rating
-        self.liked = liked
-        self.likedAt = likedAt
-        self.lastOrigin = lastOrigin
-        self.foldedEvents = foldedEvents
-        self.decision = decision
+        storage = Storage(Fields(
+            reader: reader,
+            book: book,
+            metadata: metadata,
+            status: status,
+            inLibrary: inLibrary,
+            addedAt: addedAt,
+            lastActivity: lastActivity,
+            goal: goal,
+            goalOutcome: goalOutcome,
+            readThrough: readThrough,
+            entries: entries,
+            finishes: finishes,
+            isFinished: isFinished,
+            sentences: sentences,
+            memos: memos,
+            sessions: sessions,
+            rating: rating,
+            liked: liked,
+            likedAt: likedAt,
+            lastOrigin: lastOrigin,
+            foldedEvents: foldedEvents,
+            decision: decision
+        ))
     }
 
     /// The position reached in the current read-through: its highest effective position (see

@@ -49,6 +49,10 @@ public protocol ViewStore {
 
     /// The reader's time-of-day totals.
     func bucketTotals(reader: ReaderID) throws -> BucketTotals
+    /// The reader's time-of-day totals, read to be changed and then put back with
+    /// ``putBucketTotals(reader:_:)`` at once (`nil`: none stored): a store that keeps them in
+    /// memory hands them over, so adding to them copies neither array.
+    mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals?
     /// Stores the reader's time-of-day totals.
     mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws
 
@@ -82,6 +86,11 @@ public protocol ViewStore {
 
     /// The reader's own record.
     func readerView(reader: ReaderID) throws -> ReaderView?
+    /// The reader's own record, read to be changed and then put back with
+    /// ``putReaderView(reader:_:)`` at once (no other read of the record between the two calls):
+    /// a store that keeps it in memory hands it over without a copy (the fold changes it for
+    /// every event).
+    mutating func takeReaderView(reader: ReaderID) throws -> ReaderView?
     /// Stores the reader's own record.
     mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws
     /// Every reader with a record, in ID order.
@@ -99,6 +108,14 @@ extension ViewStore {
     /// The default: ``yearView(reader:year:)``.
     public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
         try yearView(reader: reader, year: year)
+    }
+    /// The default: ``bucketTotals(reader:)``.
+    public mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals? {
+        try bucketTotals(reader: reader)
+    }
+    /// The default: ``readerView(reader:)``.
+    public mutating func takeReaderView(reader: ReaderID) throws -> ReaderView? {
+        try readerView(reader: reader)
     }
     /// The default: ``putBookView(_:)``.
     public mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws { try putBookView(view) }
