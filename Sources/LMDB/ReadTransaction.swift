@@ -91,11 +91,20 @@ public class ReadTransaction {
     package func rawValue<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: [UInt8]
     ) throws(LMDBError) -> UnsafeRawBufferPointer? {
-        var value = MDB_val()
-        let rc = key.withUnsafeBytes { bytes in
-            var keyVal = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-            return mdb_get(handle, database.handle, &keyVal, &value)
+        let result: Result<UnsafeRawBufferPointer?, LMDBError> = key.withUnsafeBytes { bytes in
+            Result { () throws(LMDBError) in try rawValue(database, bytes) }
         }
+        return try result.get()
+    }
+
+    /// The raw stored bytes for the key in `key` (a caller's buffer, read only during the call:
+    /// a key encoded on the stack needs no array).
+    package func rawValue<Key, Value>(
+        _ database: LMDBDatabase<Key, Value>, _ key: UnsafeRawBufferPointer
+    ) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var value = MDB_val()
+        var keyVal = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_get(handle, database.handle, &keyVal, &value)
         noteMapAccess()
         if rc == MDB_NOTFOUND { return nil }
         try LMDBError.check(rc, "mdb_get(\(database.name))")

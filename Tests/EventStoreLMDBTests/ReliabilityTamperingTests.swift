@@ -156,4 +156,58 @@ import Testing
             #expect(try log.read(limit: 3).count == 3)
         }
     }
+
+    /// A record read in place (the rebuild's fold workers) passes and fails exactly as a record
+    /// copied into arrays does: the same fields, or the same damage.
+    @Test func aRecordReadInPlaceIsCheckedAsACopiedOne() throws {
+        var rng = SplitMix64(seed: 0x1_0037)
+        for trial in 0..<400 {
+            let payload = (0..<Int(rng.next() % 60)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let key = trial % 3 == 0 ? try StreamKey(name: "named-\(trial)").encoded()
+                : try StreamKey(.book(reader: ReaderID(), book: BookID())).encoded()
+            var bytes = EventRecord.encode(position: UInt64(trial + 1), streamVersion: rng.next() % 1_000, eventID: UUID(),
+                                           streamKey: key, payload: payload, prevHash: EventRecord.zeroHash)
+            switch trial % 4 {
+            case 0: break // intact
+            case 1: bytes[Int(rng.next() % UInt64(bytes.count))] ^= UInt8(1 + rng.next() % 255) // a flip: checksum
+            case 2: bytes[Int(rng.next() % UInt64(bytes.count - 5)) + 5] ^= 0x40; Self.recrc(&bytes) // a flip, re-checksummed
+            default: bytes.removeLast(Int(rng.next() % UInt64(bytes.count))); if bytes.count > 5 { Self.recrc(&bytes) } // truncated
+            }
+            bytes.withUnsafeBytes { raw in
+                let key = UInt64(trial + 1)
+                switch (EventRecord.inspect(raw, key: key), EventRecord.inspectInPlace(raw, key: key)) {
+                case (.success(let copied), .success(let inPlace)):
+                    #expect(copied.eventID == inPlace.eventID && copied.key == inPlace.stream)
+                    #expect(copied.streamVersion == inPlace.streamVersion && copied.payload == Array(inPlace.payload))
+                case (.failure(let a), .failure(let b)):
+                    #expect(a.kind == b.kind && a.reason == b.reason)
+                default:
+                    Issue.record("trial \(trial): one read accepted the record and the other refused it")
+                }
+            }
+        }
+    }
+
+    /// Reading a damaged record in place throws what reading it copied throws (naming its position).
+    @Test func aDamagedRecordReadInPlaceThrowsAsACopiedRead() throws {
+        try withTempDirectory { dir in
+            let log = try EventLog.open(at: dir.child("store"))
+            var rng = SplitMix64(seed: 9)
+            try log.append(randomEvents(10, using: &rng), to: "s")
+            let raw = try log.environment.openDatabase(named: "events", keys: BigEndianUInt64.self, values: RawBytes.self, create: false)
+            try log.environment.write { txn in
+                var bytes = try #require(try txn.get(raw, 4))
+                bytes[bytes.count - 1] ^= 0x01
+                try txn.put(raw, 4, bytes)
+            }
+            try log.environment.read { txn in
+                var copied: EventStoreError?, inPlace: EventStoreError?
+                do { _ = try log.event(at: 4, in: txn) } catch let error as EventStoreError { copied = error }
+                do { _ = try log.withEvent(at: 4, in: txn) { $0.payload.count } } catch let error as EventStoreError { inPlace = error }
+                #expect(copied != nil && copied == inPlace, "\(String(describing: copied)) / \(String(describing: inPlace))")
+                #expect(try log.withEvent(at: 3, in: txn) { Array($0.payload) } == log.event(at: 3, in: txn)?.payload)
+                #expect(try log.withEvent(at: 99, in: txn) { _ in true } == nil)
+            }
+        }
+    }
 }

@@ -60,6 +60,16 @@ extension EventLog {
         return try EventRecord.decode(bytes, key: position)
     }
 
+    /// Calls `body` with the checked record at `position` read in place (its payload points into
+    /// `txn`'s memory map and is valid only during the call); nil when there is no such record.
+    /// Damage throws the same error as ``event(at:in:)``.
+    func withEvent<R>(at position: UInt64, in txn: ReadTransaction, _ body: (EventRecord.InPlace) throws -> R) throws -> R? {
+        // The key's 8 big-endian bytes on the stack (`BigEndianUInt64.encode` makes an array).
+        let found = try withUnsafeBytes(of: position.bigEndian) { key throws(LMDBError) in try txn.rawValue(events, key) }
+        guard let bytes = found else { return nil }
+        return try body(EventRecord.decodeInPlace(bytes, key: position))
+    }
+
     /// The event with `eventID`, or nil.
     public func event(withID eventID: UUID) throws -> RecordedEvent? {
         try environment.read { txn in try event(withID: eventID, in: txn) }

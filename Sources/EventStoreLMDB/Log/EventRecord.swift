@@ -92,6 +92,15 @@ enum EventRecord {
         }
     }
 
+    /// Checks the record stored under `key` and reads it in place (``inspectInPlace(_:key:)``); any
+    /// damage is the same `corruptRecord` error as ``decode(_:key:)``'s.
+    static func decodeInPlace(_ bytes: UnsafeRawBufferPointer, key: UInt64) throws(EventStoreError) -> InPlace {
+        switch inspectInPlace(bytes, key: key) {
+        case .success(let fields): return fields
+        case .failure(let damage): throw EventStoreError.corruptRecord(position: key, reason: damage.reason)
+        }
+    }
+
     /// What is wrong with a record.
     struct Damage: Error {
         let kind: ChainFault.Kind
@@ -100,6 +109,30 @@ enum EventRecord {
 
     /// Decodes and checks a record of log format 3, reporting the kind of damage.
     static func inspect(_ bytes: UnsafeRawBufferPointer, key: UInt64) -> Result<RecordedEvent, Damage> {
+        inspectInPlace(bytes, key: key).map { fields in
+            RecordedEvent(position: key, eventID: fields.eventID, key: fields.stream, streamVersion: fields.streamVersion,
+                          payload: Array(fields.payload), prevHash: Array(bytes[5..<21]))
+        }
+    }
+
+    /// A checked record of log format 3 whose payload is read where it lies (``inspectInPlace(_:key:)``).
+    ///
+    /// Not `Sendable`: `payload` points into a transaction's memory map.
+    struct InPlace {
+        /// The event's ID.
+        let eventID: UUID
+        /// The event's stream.
+        let stream: StreamKey
+        /// The event's version in its stream.
+        let streamVersion: UInt64
+        /// The payload bytes, valid only as long as the bytes the record was read from.
+        let payload: UnsafeRawBufferPointer
+    }
+
+    /// The same checks as ``inspect(_:key:)``, without copying the payload and the previous hash
+    /// into arrays: for a caller that decodes the event at once (a rebuild's fold worker; the two
+    /// arrays and their release cost about 900 instructions an event, issue 37).
+    static func inspectInPlace(_ bytes: UnsafeRawBufferPointer, key: UInt64) -> Result<InPlace, Damage> {
         if case .failure(let damage) = checkFixedFields(bytes, key: key, format: format) { return .failure(damage) }
         let stream: StreamKey, streamSize: Int
         do {
@@ -107,7 +140,8 @@ enum EventRecord {
         } catch {
             return .failure(Damage(kind: .malformed, reason: "stream field: \(error.rule)"))
         }
-        return .success(recordedEvent(bytes, key: key, stream: stream, payloadOffset: fixedSize + streamSize))
+        return .success(InPlace(eventID: uuid(bytes, at: 37), stream: stream, streamVersion: readUInt64(bytes, at: 29),
+                                payload: UnsafeRawBufferPointer(rebasing: bytes[(fixedSize + streamSize)...])))
     }
 
     /// Decodes and checks a record of log format 1 or 2 (record format 1, a text stream name),

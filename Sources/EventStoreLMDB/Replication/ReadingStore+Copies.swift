@@ -92,8 +92,18 @@ struct Placements {
 
     /// The stored event at `record` as its canonical copy (placed by it) stating its winning version.
     func envelope(of record: RecordedEvent) throws -> EventEnvelope {
-        var envelope = try ReadingStore.envelope(of: record)
-        if let copy = copies[record.position] {
+        try placed(ReadingStore.envelope(of: record))
+    }
+
+    /// The stored event read in place at `position`, placed as ``envelope(of:)`` places it.
+    func envelope(of record: EventRecord.InPlace, at position: UInt64) throws -> EventEnvelope {
+        try placed(ReadingStore.envelope(of: record, at: position))
+    }
+
+    /// `envelope` (decoded from its record) as its canonical copy states it, if it has one.
+    private func placed(_ decoded: EventEnvelope) -> EventEnvelope {
+        var envelope = decoded
+        if !copies.isEmpty, let copy = copies[envelope.position] {
             if let fact = copy.fact {
                 let (position, streamVersion) = (envelope.position, envelope.streamVersion)
                 envelope = fact

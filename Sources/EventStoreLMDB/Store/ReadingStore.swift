@@ -263,20 +263,35 @@ public final class ReadingStore: Sendable {
 
     /// Decodes a stored record into its envelope (through the one upcast path).
     public static func envelope(of record: RecordedEvent) throws -> EventEnvelope {
-        guard let stream = record.key.streamID else {
-            throw EventStoreError.corruptRecord(position: record.position, reason: "stream \"\(record.key)\" is not a reader or book stream")
+        try record.payload.withUnsafeBytes { payload in
+            try envelope(payload: payload, position: record.position, eventID: record.eventID, stream: record.key,
+                         streamVersion: record.streamVersion)
+        }
+    }
+
+    /// Decodes a record read in place into its envelope: the same decode as ``envelope(of:)``.
+    static func envelope(of record: EventRecord.InPlace, at position: UInt64) throws -> EventEnvelope {
+        try envelope(payload: record.payload, position: position, eventID: record.eventID, stream: record.stream,
+                     streamVersion: record.streamVersion)
+    }
+
+    /// The one decode of a stored event (both forms of a record come here).
+    private static func envelope(payload: UnsafeRawBufferPointer, position: UInt64, eventID: UUID, stream key: StreamKey,
+                                 streamVersion: UInt64) throws -> EventEnvelope {
+        guard let stream = key.streamID else {
+            throw EventStoreError.corruptRecord(position: position, reason: "stream \"\(key)\" is not a reader or book stream")
         }
         do {
-            var envelope = try BinaryEventCodec.decode(record.payload, position: record.position, eventID: EventID(record.eventID),
-                                                       stream: stream, streamVersion: record.streamVersion)
+            var envelope = try BinaryEventCodec.decode(payload, position: position, eventID: EventID(eventID),
+                                                       stream: stream, streamVersion: streamVersion)
             if envelope.origin == nil {
                 // Appended through the raw log (never stamped): a provisional origin.
                 envelope.origin = EventOrigin(stamp: UInt64(max(0, envelope.recordedAt.microseconds)),
-                                              replica: .provisional, sequence: record.position)
+                                              replica: .provisional, sequence: position)
             }
             return envelope
         } catch {
-            throw EventStoreError.undecodableEvent(position: record.position, detail: error.description)
+            throw EventStoreError.undecodableEvent(position: position, detail: error.description)
         }
     }
 

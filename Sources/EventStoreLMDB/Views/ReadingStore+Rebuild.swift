@@ -241,10 +241,10 @@ extension ReadingStore {
         var views = SingleReaderViewStore(reader: reader)
         var refolds = RefoldSet()
         for position in positions {
-            guard let record = try log.event(at: position, in: txn) else {
+            // Read in place: the payload is decoded where it lies, not copied into an array first.
+            guard let envelope = try log.withEvent(at: position, in: txn, { try placements.envelope(of: $0, at: position) }) else {
                 throw EventStoreError.corruptView(detail: "index.reader: reader \(reader) lists position \(position), which the log does not hold")
             }
-            let envelope = try placements.envelope(of: record)
             guard envelope.reader == reader else {
                 throw EventStoreError.corruptView(
                     detail: "index.reader: reader \(reader) lists position \(position), an event of reader \(envelope.reader)")
