@@ -423,9 +423,22 @@ func build(_ count: Int, name: String, withSQLite: Bool) throws -> Built {
         let a = now()
         try appendChunks(store, batch, chunk: 1000)
         appendSeconds += now() - a
-        try sqlite?.append(batch, chunk: 10_000)
         done += batch.count
         if done % 1_000_000 < batch.count { note("  built \(done) of \(count) events in \(name)") }
+    }
+    if let sqlite {
+        // The SQLite table gets the events as the store recorded them, so that both sides of P4
+        // fold the same events: the store's clock raises a recordedAt more than a day behind its
+        // stamp (`EventOrigin.checkStamp`, issue 36), and the demo history's recordedAt are
+        // years behind it. With the demo's own events the SQLite side folded other latest
+        // moments, and P4's digests differed (since b511cf3).
+        var buffer: [EventEnvelope] = []
+        try store.forEachEvent { e in
+            buffer.append(e)
+            if buffer.count == 10_000 { try sqlite.append(buffer, chunk: 10_000); buffer.removeAll(keepingCapacity: true) }
+            return true
+        }
+        if !buffer.isEmpty { try sqlite.append(buffer, chunk: 10_000) }
     }
     let total = now() - t
     note(String(format: "  %@: %d events in %.1f s (appendRecorded alone %.1f s, %@)", name, count, total, appendSeconds,
