@@ -254,115 +254,96 @@ public struct BookView: Hashable, Sendable {
     /// The reader.
     public var reader: ReaderID {
         get { storage.fields.pointee.reader }
-        set { makeUnique(); storage.fields.pointee.reader = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.reader }
     }
     /// The book.
     public var book: BookID {
         get { storage.fields.pointee.book }
-        set { makeUnique(); storage.fields.pointee.book = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.book }
     }
     /// The latest metadata.
     public var metadata: BookMetadata {
         get { storage.fields.pointee.metadata }
-        set { makeUnique(); storage.fields.pointee.metadata = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.metadata }
     }
     /// The library status.
     public var status: ReadingStatus {
         get { storage.fields.pointee.status }
-        set { makeUnique(); storage.fields.pointee.status = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.status }
     }
     /// In the library now (false once removed).
     public var inLibrary: Bool {
         get { storage.fields.pointee.inLibrary }
-        set { makeUnique(); storage.fields.pointee.inLibrary = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.inLibrary }
     }
     /// When it was added.
     public var addedAt: Timestamp {
         get { storage.fields.pointee.addedAt }
-        set { makeUnique(); storage.fields.pointee.addedAt = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.addedAt }
     }
     /// The latest activity on the book (any event), for "recent activity" sorting.
     public var lastActivity: Timestamp {
         get { storage.fields.pointee.lastActivity }
-        set { makeUnique(); storage.fields.pointee.lastActivity = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.lastActivity }
     }
     /// The active goal.
     public var goal: BookState.Goal? {
         get { storage.fields.pointee.goal }
-        set { makeUnique(); storage.fields.pointee.goal = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.goal }
     }
     /// The outcome of the last goal that ended in a finish.
     public var goalOutcome: GoalOutcome? {
         get { storage.fields.pointee.goalOutcome }
-        set { makeUnique(); storage.fields.pointee.goalOutcome = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.goalOutcome }
     }
     /// The current read-through (1 = first reading).
     public var readThrough: Int {
         get { storage.fields.pointee.readThrough }
-        set { makeUnique(); storage.fields.pointee.readThrough = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.readThrough }
     }
     /// Page entries of every read-through, in (instant, log position) order per read-through.
     public var entries: [PageEntry] {
         get { storage.fields.pointee.entries }
-        set { makeUnique(); storage.fields.pointee.entries = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.entries }
     }
     /// Finish days, one per finished read-through, in order.
     public var finishes: [LocalDate] {
         get { storage.fields.pointee.finishes }
-        set { makeUnique(); storage.fields.pointee.finishes = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.finishes }
     }
     /// Whether the current read-through is finished.
     public var isFinished: Bool {
         get { storage.fields.pointee.isFinished }
-        set { makeUnique(); storage.fields.pointee.isFinished = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.isFinished }
     }
     /// Collected sentences, in order of collection.
     public var sentences: [TextNote] {
         get { storage.fields.pointee.sentences }
-        set { makeUnique(); storage.fields.pointee.sentences = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.sentences }
     }
     /// Memos, in order of writing.
     public var memos: [TextNote] {
         get { storage.fields.pointee.memos }
-        set { makeUnique(); storage.fields.pointee.memos = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.memos }
     }
     /// Timed sessions, in order of start; open ones have `isFinished == false`.
     public var sessions: [SessionRecord] {
         get { storage.fields.pointee.sessions }
-        set { makeUnique(); storage.fields.pointee.sessions = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.sessions }
     }
     /// The rating.
     public var rating: Rating? {
         get { storage.fields.pointee.rating }
-        set { makeUnique(); storage.fields.pointee.rating = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.rating }
     }
     /// Whether the reader likes it.
     public var liked: Bool {
         get { storage.fields.pointee.liked }
-        set { makeUnique(); storage.fields.pointee.liked = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.liked }
     }
     /// When it was last liked (for ordering the liked shelf).
     public var likedAt: Timestamp? {
         get { storage.fields.pointee.likedAt }
-        set { makeUnique(); storage.fields.pointee.likedAt = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.likedAt }
     }
     /// The origin of the latest event folded into this view, in canonical order: an event that
@@ -370,14 +351,12 @@ public struct BookView: Hashable, Sendable {
     /// `nil` when the folded events carried no origin (a pure fold of unstored envelopes).
     public var lastOrigin: EventOrigin? {
         get { storage.fields.pointee.lastOrigin }
-        set { makeUnique(); storage.fields.pointee.lastOrigin = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.lastOrigin }
     }
     /// How many of the book's events this view has folded (orphans before the book was added are
     /// not counted); the last one's ordinal is the ``PageEntry/order`` of its page entry.
     public var foldedEvents: UInt64 {
         get { storage.fields.pointee.foldedEvents }
-        set { makeUnique(); storage.fields.pointee.foldedEvents = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.foldedEvents }
     }
     /// The decision state of the book: what a command on it is decided on, folded by
@@ -388,7 +367,6 @@ public struct BookView: Hashable, Sendable {
     /// record of its own beside the view.
     public var decision: BookState {
         get { storage.fields.pointee.decision }
-        set { makeUnique(); storage.fields.pointee.decision = newValue }
         _modify { makeUnique(); yield &storage.fields.pointee.decision }
     }
     /// The memberwise initializer, for the store module's record codec.
