@@ -77,6 +77,12 @@ public final class WriteTransaction: ReadTransaction {
     ///   ``LMDBPutFlags/noOverwrite`` and the key is stored, or of kind
     ///   ``LMDBError/Kind/appendOutOfOrder`` when they contain ``LMDBPutFlags/append`` and the key
     ///   is not greater than the database's last key; either way nothing is written.
+    ///
+    /// Inlinable, like ``ReadTransaction/get(_:_:)``: a client module specializes it for its
+    /// codecs. Unspecialized, the store's append path encoded every composite key through
+    /// witness tables (`KeyPair.encode` and both parts': about 6,400 instructions an appended
+    /// event, issue 37).
+    @inlinable
     public func put<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: Key.Item, _ value: Value.Item, flags: LMDBPutFlags = []
     ) throws {
@@ -84,6 +90,7 @@ public final class WriteTransaction: ReadTransaction {
     }
 
     /// Stores raw bytes (used by the log and by tests that damage records on purpose).
+    @usableFromInline
     package func putRaw<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: [UInt8], _ value: [UInt8], flags: LMDBPutFlags
     ) throws(LMDBError) {
@@ -177,11 +184,17 @@ public final class WriteTransaction: ReadTransaction {
         }
     }
 
-    /// Removes `key`; returns false when it was not stored.
-    @discardableResult
+    /// Removes `key`; returns false when it was not stored. Inlinable, as ``put(_:_:_:flags:)``.
+    @discardableResult @inlinable
     public func delete<Key, Value>(_ database: LMDBDatabase<Key, Value>, _ key: Key.Item) throws -> Bool {
+        try deleteRaw(database, Key.encode(key))
+    }
+
+    /// Removes the key in `key`'s bytes; returns false when it was not stored.
+    @usableFromInline
+    package func deleteRaw<Key, Value>(_ database: LMDBDatabase<Key, Value>, _ key: [UInt8]) throws -> Bool {
         try ensureActive("mdb_del(\(database.name))")
-        let rc = Key.encode(key).withUnsafeBytes { bytes in
+        let rc = key.withUnsafeBytes { bytes in
             var keyVal = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
             return mdb_del(handle, database.handle, &keyVal, nil)
         }
