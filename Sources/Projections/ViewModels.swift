@@ -459,6 +459,8 @@ public struct YearMonth: Hashable, Sendable, Comparable, CustomStringConvertible
     public var month: Int
     /// A month.
     public init(year: Int, month: Int) { self.year = year; self.month = month }
+    /// Hashes the month as one word (year and month packed), as ``LocalDate`` does.
+    public func hash(into hasher: inout Hasher) { hasher.combine(year << 4 | month) }
     /// The month of a date.
     public init(_ date: LocalDate) { year = date.year; month = date.month }
     /// `YYYY-MM`.

@@ -11,6 +11,10 @@ public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The day of the month, 1...31 (checked against the month's length).
     public let day: Int
 
+    /// Hashes the date as one word (year, month and day packed), not three: dates key the fold's
+    /// day and book-day records, hashed several times an event (issue 37).
+    public func hash(into hasher: inout Hasher) { hasher.combine(year << 9 | month << 5 | day) }
+
     /// A checked date; throws ``ValidationError`` (`outOfRange`) naming `field` for an impossible date.
     public init(year: Int, month: Int, day: Int, field: String = "date") throws(ValidationError) {
         guard (1...9999).contains(year), (1...12).contains(month),

@@ -136,6 +136,21 @@ struct ViewStorageTests {
         #expect(Set(ids).count == Set(ids.map(\.uuid)).count)
     }
 
+    @Test("dates and months hash as one packed word: equal values hash equally, a dictionary keeps them apart")
+    func dateHashing() throws {
+        var byDate: [LocalDate: Int] = [:], byMonth: [YearMonth: Int] = [:]
+        for n in -3_000...8_000 {
+            let day = LocalDate(dayNumber: n * 7)
+            byDate[day, default: 0] += 1
+            byMonth[YearMonth(day), default: 0] += 1
+            let again = try LocalDate(year: day.year, month: day.month, day: day.day)
+            #expect(again.hashValue == day.hashValue)
+        }
+        #expect(byDate.count == 11_001 && byDate.values.allSatisfy { $0 == 1 })
+        #expect(byMonth.values.reduce(0, +) == 11_001)
+        #expect(byMonth.count == Set(byDate.keys.map { "\($0.year)-\($0.month)" }).count)
+    }
+
     @Test("a UUID reads the same from contiguous and from other collections of bytes")
     func uuidFromBytes() {
         let bytes: [UInt8] = (0..<16).map { UInt8($0 * 7 + 3) }
