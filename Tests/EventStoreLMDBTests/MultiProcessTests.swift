@@ -123,10 +123,10 @@ import Glibc
         }
     }
 
-    @Test func aKilledWriterLeavesOnlyWholeAcknowledgedBatches() async throws {
+    @Test func aKilledWriterLeavesOnlyWholeAcknowledgedBatches() throws {
         let trials = ProcessInfo.processInfo.environment["STORE_STRESS_TRIALS"].flatMap(Int.init) ?? 20
         var rng = SplitMix64(seed: 0x5EED)
-        try await withTempDirectory { dir in
+        try withTempDirectory { dir in
             let store = dir.child("store")
             try createStore(store)
             var acknowledgedTotal: UInt64 = 0
@@ -134,9 +134,15 @@ import Glibc
                 let child = try HelperProcess([
                     "append-batches", store.path, "--count", "100000", "--batch", "10", "--prefix", "t\(trial)",
                 ])
-                try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &rng)))
-                child.kill9()
-                #expect(child.waitForExit() == SIGKILL)
+                // Killed after a random number of acknowledged batches (none: while it starts),
+                // then 0-20 ms: never after it finished. A sleep of 20-300 ms before the kill let
+                // the writer finish its 10,000 batches in a fresh-clone .ci/run (3 of 20 trials),
+                // where a task sleeping on the cooperative pool woke seconds late while other
+                // tests held its threads; this wait is synchronous (`kill9(afterLines:...)`).
+                let batchesBeforeKill = Int.random(in: 0...50, using: &rng)
+                let delay = Int.random(in: 0...20, using: &rng)
+                child.kill9(afterLines: batchesBeforeKill, timeout: .seconds(120), then: .milliseconds(delay)) { UInt64($0) != nil }
+                #expect(child.waitForExit() == SIGKILL, "trial \(trial): the writer was not killed mid-run: \(child.lines.suffix(2))")
                 let acknowledged = child.lines.compactMap(UInt64.init)
                 let log = try EventLog.open(at: store)
                 let last = try log.lastPosition()
