@@ -15,6 +15,6 @@ for scheme in light dark; do
     extra=()
     [ "$scheme" = dark ] && extra=(--blink-settings=preferredColorScheme=0)
     chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile" "${extra[@]}" \
-        --window-size=1280,2450 --screenshot="docs/report-$scheme.png" "file://$work/report.html" 2>/dev/null
+        --window-size=1280,2900 --screenshot="docs/report-$scheme.png" "file://$work/report.html" 2>/dev/null
 done
 echo "wrote docs/report-light.png docs/report-dark.png"

@@ -130,6 +130,9 @@ public struct ReportData: Hashable, Sendable {
     public var shelf: [ShelfSpine]
     /// The home list (active goals with D-days) as of today.
     public var home: HomeList
+    /// Reading speed from timed sessions, all time (per month and per book), and the reading time
+    /// left for each book of ``home``.
+    public var readingSpeed: ReadingSpeed
 }
 
 extension ViewStore {
@@ -183,11 +186,12 @@ extension ViewStore {
                        heightMillimetres: view.metadata.thicknessMillimetres ?? Double(view.metadata.pageCount ?? 0) * 0.06,
                        lastFinished: view.finishes.max()!, rating: view.rating)
         }.sorted { ($0.lastFinished, $0.title) > ($1.lastFinished, $1.title) }
+        let home = try homeList(reader: reader, asOf: asOf, zone: zone, clock: clock)
         return ReportData(
             reader: reader, nickname: readerView.nickname, year: year, today: today, calendar: calendar, dailyBars: dailyBars,
             timeOfDay: timeOfDay, monthly: monthly, streakRuns: runs,
             categories: try categoryBreakdown(reader: reader, period: .year(year)), challenge: challenge, pace: pace,
             review: try yearInReview(reader: reader, year: year), shelf: shelf,
-            home: try homeList(reader: reader, asOf: asOf, zone: zone, clock: clock))
+            home: home, readingSpeed: try readingSpeed(reader: reader, home: home, clock: clock))
     }
 }

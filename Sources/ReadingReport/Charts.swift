@@ -295,6 +295,70 @@ enum Charts {
             numeric: [1])
     }
 
+    // MARK: Reading speed
+
+    /// Pages per hour as text: one decimal, or "–" without a speed.
+    static func speed(_ total: SpeedTotal) -> String {
+        total.pagesPerHour.map { String(format: "%.1f", $0) } ?? "–"
+    }
+
+    /// Seconds as hours and minutes, rounded to the minute.
+    static func duration(seconds: Int) -> String { minutes((seconds + 30) / 60) }
+
+    static func readingSpeed(_ data: ReportData) -> BodyNode {
+        let view = data.readingSpeed
+        let months = (1...12).map { YearMonth(year: data.year, month: $0) }
+        let totals = months.map { view.total(of: $0) }
+        let perHour = totals.map { Int(($0.pagesPerHour ?? 0).rounded()) }
+        let drawing = bars(values: perHour, labels: months.map { monthNames[$0.month - 1] }, labelEvery: 1,
+                           width: 440, height: 150, cls: months.map { _ in "bar" },
+                           titles: zip(months, totals).map { "\($0): \(speed($1)) pages an hour (\($1.pages) pages in \(duration(seconds: $1.seconds)), \($1.sessions) sessions)" },
+                           data: zip(months, perHour).map { [("data-month", $0.description), ("data-pages-per-hour", String($1))] })
+        let sessionsInYear = totals.reduce(0) { $0 + $1.sessions }
+        let overall = view.overall.sessions == 0
+            ? "No timed session has ended on a page yet."
+            : "All time: \(speed(view.overall)) pages an hour over \(view.overall.sessions) sessions (\(view.overall.pages) pages in \(duration(seconds: view.overall.seconds)))."
+        return figure(
+            id: "speed", title: "Reading speed",
+            description: "Pages an hour each month of \(data.year), from timed sessions that ended on a page and ran a minute or more (\(sessionsInYear) in \(data.year)). \(overall)",
+            width: 440, height: 150, drawing: drawing,
+            headers: ["Month", "Sessions", "Pages", "Minutes", "Pages an hour"],
+            rows: zip(months, totals).map { [$0.description, String($1.sessions), String($1.pages), String(($1.seconds + 30) / 60), speed($1)] },
+            numeric: [1, 2, 3, 4])
+    }
+
+    /// The reading time left of each book on the home list, as horizontal bars.
+    static func timeLeft(_ data: ReportData) -> BodyNode {
+        let items = data.readingSpeed.timeLeft
+        let width = 440.0, labelWidth = 170.0
+        let longest = max(1, items.compactMap(\.seconds).max() ?? 1)
+        var nodes: [BodyNode] = []
+        for (i, item) in items.enumerated() {
+            let y = Double(i) * 22
+            nodes.append(SVG.text(x: 0, y: y + 12, item.title, cls: "label"))
+            guard let seconds = item.seconds else {
+                nodes.append(SVG.text(x: labelWidth, y: y + 12, item.pagesLeft == nil ? "page count unknown" : "no speed yet"))
+                continue
+            }
+            let w = (width - labelWidth - 70) * Double(seconds) / Double(longest)
+            nodes.append(SVG.rect(x: labelWidth, y: y + 3, w: w, h: 12,
+                                  [("class", "bar minutes"), ("data-seconds-left", String(seconds))],
+                                  title: "\(item.title): \(duration(seconds: seconds)) left for \(item.pagesLeft ?? 0) pages"))
+            nodes.append(SVG.text(x: labelWidth + w + 4, y: y + 12, duration(seconds: seconds)))
+        }
+        return figure(
+            id: "timeleft", title: "Time left at your speed",
+            description: items.isEmpty ? "No book has an active goal."
+                : "The reading time each book with a goal has left: its pages left at its own pages an hour, or at the speed of all your timed sessions when it has none.",
+            width: width, height: max(20, Double(items.count) * 22), drawing: nodes,
+            headers: ["Title", "Pages left", "Time left", "Speed of"],
+            rows: items.map { item in
+                [item.title, item.pagesLeft.map(String.init) ?? "–", item.seconds.map { duration(seconds: $0) } ?? "–",
+                 item.basis.map { $0 == .book ? "this book" : "all books" } ?? "–"]
+            },
+            numeric: [1])
+    }
+
     // MARK: Home list
 
     static func home(_ data: ReportData) -> BodyNode {

@@ -50,6 +50,8 @@ public enum ReportPage {
                     Charts.shelf(data),
                     Charts.streaks(data),
                     Charts.home(data),
+                    Charts.readingSpeed(data),
+                    Charts.timeLeft(data),
                 ])
             )
         )

@@ -134,7 +134,7 @@ struct ShowCommandTests {
         let documents = try #require(try replayOK(["show", "--store", store, "--json"]).json() as? [[String: Any]])
         #expect(documents.count == 2)
         let expectedKeys: Set<String> = ["reader", "nickname", "zone", "today", "home", "bookshelf", "summary", "streaks",
-                                         "calendar", "daily", "timeOfDay", "monthly", "openSessions"]
+                                         "calendar", "daily", "timeOfDay", "monthly", "openSessions", "readingSpeed"]
         var totalPagesAllReaders = 0
         for document in documents {
             #expect(Set(document.keys) == expectedKeys)
@@ -167,6 +167,30 @@ struct ShowCommandTests {
             #expect(summary["totalPages"] as? Int == calendarSum)
             totalPagesAllReaders += calendarSum
 
+            // Reading speed: the books and the months each add up to the overall total, the
+            // counted sessions' seconds are within the timed seconds, and each home-list book has
+            // an estimate in the home list's order.
+            let speed = try #require(document["readingSpeed"] as? [String: Any])
+            #expect(Set(speed.keys) == ["overall", "months", "books", "timeLeft"])
+            func sums(_ items: [[String: Any]]) -> [Int] {
+                ["sessions", "pages", "seconds"].map { key in items.reduce(0) { $0 + (($1["speed"] as? [String: Any])?[key] as? Int ?? -1_000_000) } }
+            }
+            let overall = try #require(speed["overall"] as? [String: Any])
+            let overallSums = ["sessions", "pages", "seconds"].map { overall[$0] as? Int ?? -1 }
+            #expect(overallSums[0] > 0, "the demo's timed sessions end on a page")
+            #expect(sums(try #require(speed["books"] as? [[String: Any]])) == overallSums)
+            #expect(sums(try #require(speed["months"] as? [[String: Any]])) == overallSums)
+            #expect(overallSums[2] <= summary["totalSeconds"] as? Int ?? -1)
+            let perHour = try #require(overall["pagesPerHour"] as? Double)
+            #expect(abs(perHour - Double(overallSums[1]) * 3600 / Double(overallSums[2])) <= 0.05)
+            let home = try #require(document["home"] as? [[String: Any]])
+            let timeLeft = try #require(speed["timeLeft"] as? [[String: Any]])
+            #expect(timeLeft.map { $0["book"] as? String } == home.map { $0["book"] as? String })
+            for (item, left) in zip(home, timeLeft) {
+                #expect((left["pagesLeft"] as? Int) == (item["pagesLeft"] as? Int))
+                if left["pagesLeft"] is Int { #expect(left["secondsLeft"] is Int && left["basis"] is String, "\(left)") }
+            }
+
             // The text of the same reader shows the same daily bars.
             let text = try replayOK(["show", "--store", store, "--reader", reader]).stdoutLines
             let start = try #require(text.firstIndex { $0.hasPrefix("Daily pages ") })
@@ -179,6 +203,13 @@ struct ShowCommandTests {
             }
             #expect(parsed.map(\.0) == days)
             #expect(parsed.map(\.1) == daily.map { $0["pages"] as! Int })
+            // The text's reading-speed section: the all-time line of the same totals, a time-left
+            // line per home-list book.
+            let speedStart = try #require(text.firstIndex { $0.hasPrefix("Reading speed (") })
+            let allTime = text[speedStart + 1].split(separator: " ")
+            #expect(allTime.prefix(2) == ["all", "time"])
+            #expect([Int(allTime[2]), Int(allTime[4])] == [overallSums[0], overallSums[1]], "\(text[speedStart + 1])")
+            #expect(text[speedStart...].filter { $0.hasPrefix("  time left: ") }.count == home.count)
         }
         #expect(totalPagesAllReaders > 0)
         #expect(last > 0)

@@ -135,7 +135,8 @@ struct ReportBrowserTests {
 
         // Every chart has a title, a description and a data table behind <details>.
         let figures = try Self.matches("<figure id=\"([a-z]+)\"", in: dom).map { $0[0] }
-        #expect(Set(figures) == ["review", "challenge", "calendar", "daily", "monthly", "timeofday", "streaks", "categories", "shelf", "home"])
+        #expect(Set(figures) == ["review", "challenge", "calendar", "daily", "monthly", "timeofday", "streaks", "categories", "shelf", "home",
+                                 "speed", "timeleft"])
         for id in figures {
             #expect(dom.contains("id=\"\(id)-title\"") && dom.contains("aria-describedby=\"\(id)-desc\""), "\(id)")
         }

@@ -8,7 +8,7 @@ extension Replay {
     /// `replay show`: the dashboard of each reader, as text or JSON.
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show the dashboard: home list, bookshelf, summary, streaks, page calendar, daily, time-of-day and monthly bars.",
+            abstract: "Show the dashboard: home list, bookshelf, summary, streaks, page calendar, daily, time-of-day and monthly bars, reading speed.",
             discussion: """
                 Without --reader, every reader of the store in turn. "Today" is --as-of in the reader's zone \
                 (the zone of their last event in canonical order, the same on every store holding the same events, \

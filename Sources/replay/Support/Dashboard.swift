@@ -18,6 +18,8 @@ struct Dashboard {
     let buckets: BucketTotals
     let monthly: [(month: YearMonth, total: MonthTotal)]
     let openSessions: [OpenSession]
+    let months: ClosedRange<YearMonth>
+    let readingSpeed: ReadingSpeed
 
     init(reader: ReaderID, views: any ViewStore, asOf: Timestamp, zone: ZoneID, today: LocalDate,
          clock: LocalClock) throws {
@@ -38,8 +40,10 @@ struct Dashboard {
         let lastMonth = YearMonth(today)
         var firstMonth = lastMonth
         for _ in 0..<11 { firstMonth = firstMonth.previous }
-        monthly = try views.monthly(reader: reader, in: firstMonth...lastMonth)
+        months = firstMonth...lastMonth
+        monthly = try views.monthly(reader: reader, in: months)
         openSessions = try views.openSessions(reader: reader)
+        readingSpeed = try views.readingSpeed(reader: reader, home: home, clock: clock)
     }
 
     /// `value` of `max` as a number of cells out of `cells` (rounded down), for any values: no
@@ -131,7 +135,46 @@ struct Dashboard {
         let maxMonth = monthly.map(\.total.pages).max() ?? 0
         for entry in monthly { out.append("  \(entry.month) \(Self.padded(entry.total.pages, 6)) p \(entry.total.finishes) ✓ \(Self.bar(entry.total.pages, max: maxMonth))") }
         out.append("")
+        out.append(contentsOf: readingSpeedLines)
+        out.append("")
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// `p/h` with one decimal, or `–` without a speed.
+    static func speed(_ total: SpeedTotal) -> String { total.pagesPerHour.map { String(format: "%.1f p/h", $0) } ?? "– p/h" }
+
+    /// Seconds as `H h M min`, rounded to the minute.
+    static func duration(_ seconds: Int) -> String {
+        let minutes = (seconds + 30) / 60
+        return minutes >= 60 ? "\(minutes / 60) h \(minutes % 60) min" : "\(minutes) min"
+    }
+
+    /// The reading-speed section: all time, the months of the monthly bars, the time left of each
+    /// home-list book.
+    var readingSpeedLines: [String] {
+        var out = ["Reading speed (timed sessions that ended on a page and ran a minute or more)"]
+        let all = readingSpeed.overall
+        out.append("  all time \(Self.padded(all.sessions, 4)) sessions \(Self.padded(all.pages, 6)) p in \(Self.duration(all.seconds)) · \(Self.speed(all))")
+        var month = months.lowerBound
+        while true {
+            let total = readingSpeed.total(of: month)
+            if total.sessions > 0 {
+                out.append("  \(month)  \(Self.padded(total.sessions, 4)) sessions \(Self.padded(total.pages, 6)) p in \(Self.duration(total.seconds)) · \(Self.speed(total))")
+            }
+            if month == months.upperBound { break }
+            month = month.next
+        }
+        for item in readingSpeed.timeLeft {
+            let estimate: String
+            if let seconds = item.seconds, let basis = item.basis {
+                let speed = Self.speed(basis == .book ? readingSpeed.total(of: item.book) : all)
+                estimate = "≈ \(Self.duration(seconds)) left (\(item.pagesLeft ?? 0) p at \(basis == .book ? "this book's" : "your") \(speed))"
+            } else {
+                estimate = item.pagesLeft == nil ? "page count unknown" : "no speed yet"
+            }
+            out.append("  time left: \(printable(item.title)) — \(estimate)")
+        }
+        return out
     }
 
     /// The JSON document of this reader, its daily bars streamed into it.
@@ -184,6 +227,26 @@ struct Dashboard {
         struct Bucket: Encodable { let bucket: String, pages: Int, seconds: Int }
         struct Month: Encodable { let month: String, pages: Int, finishes: Int }
         struct Session: Encodable { let book: String, title: String, startedAt: String }
+        struct Speed: Encodable {
+            let sessions: Int, pages: Int, seconds: Int
+            /// Rounded to 0.1; `null` without a counted second.
+            @NullWhenAbsent var pagesPerHour: Double?
+            init(_ total: SpeedTotal) {
+                sessions = total.sessions; pages = total.pages; seconds = total.seconds
+                pagesPerHour = total.pagesPerHour.map { ($0 * 10).rounded() / 10 }
+            }
+        }
+        struct MonthSpeed: Encodable { let month: String, speed: Speed }
+        struct BookSpeed: Encodable { let book: String, title: String, speed: Speed }
+        struct TimeLeft: Encodable {
+            let book: String, title: String
+            @NullWhenAbsent var pagesLeft: Int?
+            @NullWhenAbsent var secondsLeft: Int?
+            @NullWhenAbsent var basis: String?
+        }
+        struct ReadingSpeed: Encodable {
+            let overall: Speed, months: [MonthSpeed], books: [BookSpeed], timeLeft: [TimeLeft]
+        }
 
         let reader: String
         @NullWhenAbsent var nickname: String?
@@ -196,6 +259,7 @@ struct Dashboard {
         let timeOfDay: [Bucket]
         let monthly: [Month]
         let openSessions: [Session]
+        let readingSpeed: ReadingSpeed
     }
 
     var output: Output {
@@ -227,7 +291,15 @@ struct Dashboard {
                               seconds: buckets.seconds[b.rawValue])
             },
             monthly: monthly.map { Output.Month(month: $0.month.description, pages: $0.total.pages, finishes: $0.total.finishes) },
-            openSessions: openSessions.map { Output.Session(book: $0.book.description, title: $0.title, startedAt: $0.session.startedAt.description) })
+            openSessions: openSessions.map { Output.Session(book: $0.book.description, title: $0.title, startedAt: $0.session.startedAt.description) },
+            readingSpeed: Output.ReadingSpeed(
+                overall: Output.Speed(readingSpeed.overall),
+                months: readingSpeed.months.map { Output.MonthSpeed(month: $0.month.description, speed: Output.Speed($0.total)) },
+                books: readingSpeed.books.map { Output.BookSpeed(book: $0.book.description, title: $0.title, speed: Output.Speed($0.total)) },
+                timeLeft: readingSpeed.timeLeft.map {
+                    Output.TimeLeft(book: $0.book.description, title: $0.title, pagesLeft: $0.pagesLeft, secondsLeft: $0.seconds,
+                                    basis: $0.basis?.rawValue)
+                }))
     }
 }
 
