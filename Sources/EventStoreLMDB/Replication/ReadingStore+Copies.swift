@@ -192,22 +192,7 @@ extension ReadingStore {
     /// (its origin moves the event in canonical order, its `recordedAt` may move the reader's
     /// latest moment). Rare: only when two copies of one fact meet.
     func refoldReader(_ reader: ReaderID, _ txn: WriteTransaction) throws {
-        var positions: [UInt64] = []
-        try txn.forEach(readerIndex, from: (reader, 0), prefix: ReaderIDKey.encode(reader)) { key, _ in
-            positions.append(key.1)
-            return true
-        }
-        let placements = try placements(txn)
-        var envelopes: [EventEnvelope] = []
-        envelopes.reserveCapacity(positions.count)
-        for position in positions {
-            guard let record = try log.event(at: position, in: txn) else {
-                throw EventStoreError.corruptView(detail: "index.reader: reader \(reader) lists position \(position), which the log does not hold")
-            }
-            envelopes.append(try placements.envelope(of: record))
-        }
-        var views = SingleReaderViewStore(reader: reader)
-        try ReadingProjector(dayStartHour: dayStartHour).fold(envelopes, into: &views)
+        let (views, _) = try ViewMaintainer(self).foldReader(reader, through: .max, placements: placements(txn), txn)
         let generation = try activeGeneration(txn)
         // The records are written outside the memo: its session stops answering, and the commit
         // empties it.

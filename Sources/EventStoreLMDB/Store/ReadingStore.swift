@@ -336,29 +336,15 @@ public final class ReadingStore: Sendable {
         let stored = try activeViews(txn)
         // A cache over the type-erased LMDB store: the fold then runs specialized (AnyViewStore).
         var views = CachingViewStore(base: AnyViewStore(stored))
-        let projector = ReadingProjector(dayStartHour: dayStartHour)
-        var refolds = RefoldSet()
+        var maintainer = ViewMaintainer(self)
         for envelope in envelopes {
-            refolds.note(try views.apply(envelope, with: projector))
+            try maintainer.fold(envelope, into: &views)
             try txn.put(readerIndex, (envelope.reader, envelope.position), [])
         }
-        try refold(refolds, through: last, projector: projector, views: &views, txn)
+        let refolded = try maintainer.finish(through: last, views: &views, txn)
         try views.flushSpecialized()
         try setCheckpoint(txn, generation: stored.tables.generation, last)
-        return refolds.books.count
-    }
-
-    /// Refolds each book in `refolds` from its stored events up to position `last` (read in `txn`).
-    func refold(_ refolds: RefoldSet, through last: UInt64, projector: ReadingProjector,
-                views: inout some ViewStore, _ txn: ReadTransaction) throws {
-        guard !refolds.books.isEmpty else { return }
-        let placements = try placements(txn)
-        for (reader, book) in refolds.books {
-            let stream = StreamKey(.book(reader: reader, book: book))
-            let events = try log.readStream(stream, from: 1, limit: .max, in: txn)
-                .filter { $0.position <= last }.map(placements.envelope(of:))
-            try projector.refold(reader: reader, book: book, events: events, in: &views)
-        }
+        return refolded
     }
 
     // MARK: Commands
@@ -543,20 +529,6 @@ public final class ReadingStore: Sendable {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-    }
-}
-
-/// The books an apply pass found late events for, in the order found, each once.
-///
-/// Not `Sendable`-relevant: a local value of one fold.
-struct RefoldSet {
-    private(set) var books: [(ReaderID, BookID)] = []
-    private var seen = Set<StreamID>()
-
-    /// Notes an apply outcome.
-    mutating func note(_ outcome: ReadingProjector.Outcome) {
-        guard case .needsRefold(let reader, let book) = outcome else { return }
-        if seen.insert(.book(reader: reader, book: book)).inserted { books.append((reader, book)) }
     }
 }
 

@@ -227,34 +227,6 @@ extension ReadingStore {
         return found
     }
 
-    /// Folds every event of `reader` up to position `last` in memory, in log order (with the
-    /// refolds its late events ask for), and returns the reader's views with the number of events
-    /// folded.
-    fileprivate func rebuildReader(_ reader: ReaderID, through last: UInt64, projector: ReadingProjector,
-                                   placements: Placements, _ txn: ReadTransaction) throws -> (views: SingleReaderViewStore, events: Int) {
-        var positions: [UInt64] = []
-        try txn.forEach(readerIndex, from: (reader, 0), prefix: ReaderIDKey.encode(reader)) { key, _ in
-            guard key.1 <= last else { return false }
-            positions.append(key.1)
-            return true
-        }
-        var views = SingleReaderViewStore(reader: reader)
-        var refolds = RefoldSet()
-        for position in positions {
-            // Read in place: the payload is decoded where it lies, not copied into an array first.
-            guard let envelope = try log.withEvent(at: position, in: txn, { try placements.envelope(of: $0, at: position) }) else {
-                throw EventStoreError.corruptView(detail: "index.reader: reader \(reader) lists position \(position), which the log does not hold")
-            }
-            guard envelope.reader == reader else {
-                throw EventStoreError.corruptView(
-                    detail: "index.reader: reader \(reader) lists position \(position), an event of reader \(envelope.reader)")
-            }
-            refolds.note(try views.apply(envelope, with: projector))
-        }
-        try refold(refolds, through: last, projector: projector, views: &views, txn)
-        return (views, positions.count)
-    }
-
     /// Makes sure the reader index lists every event up to `last` (every fold writes it, but an
     /// index lost to damage would make the pass skip events): when it has fewer entries, the
     /// missing ones are written from the log, inside `txn`.
@@ -278,21 +250,20 @@ extension ReadingStore {
         guard last > from else { return 0 }
         // Fold through a write-back cache: each touched record is read and written once per chunk.
         var views = CachingViewStore(base: AnyViewStore(LMDBViewStore(txn: txn, tables: generations[target])))
-        let projector = ReadingProjector(dayStartHour: dayStartHour)
+        var maintainer = ViewMaintainer(self)
         var count = 0
         var position = from
-        var refolds = RefoldSet()
         let placements = try placements(txn)
         while count < limit, position < last {
             let records = try log.events(from: position + 1, limit: min(EventLog.readChunkSize, limit - count), in: txn)
             guard !records.isEmpty else { break }
-            for record in records { refolds.note(try views.apply(try placements.envelope(of: record), with: projector)) }
+            for record in records { try maintainer.fold(try placements.envelope(of: record), into: &views) }
             position = records.last!.position
             count += records.count
         }
         // Events that arrived late (merged after events they sort before) refold their books,
         // from the events folded so far.
-        try refold(refolds, through: position, projector: projector, views: &views, txn)
+        try maintainer.finish(through: position, views: &views, txn)
         try views.flushSpecialized()
         try setCheckpoint(txn, generation: target, position)
         return count
@@ -310,14 +281,13 @@ extension ReadingStore {
     ///   check views that lag the log); `nil` folds every event.
     public func freshFoldDigest(through last: UInt64? = nil, progress: ((UInt64) -> Void)? = nil) throws -> String {
         var views = InMemoryViewStore()
-        let projector = ReadingProjector(dayStartHour: dayStartHour)
+        var maintainer = ViewMaintainer(self)
         var count: UInt64 = 0
-        var refolds = RefoldSet()
         var folded: UInt64 = 0
         let placements = try log.environment.read { txn in try self.placements(txn) }
         try log.forEachEvent(from: 1) { record in
             if let last, record.position > last { return false }
-            refolds.note(try projector.apply(try placements.envelope(of: record), to: &views))
+            try maintainer.fold(try placements.envelope(of: record), into: &views)
             folded = record.position
             count += 1
             if count % 100_000 == 0 { progress?(count) }
@@ -325,7 +295,7 @@ extension ReadingStore {
         }
         let through = folded
         try log.environment.read { txn in
-            try refold(refolds, through: through, projector: projector, views: &views, txn)
+            try maintainer.finish(through: through, views: &views, txn)
         }
         return try ViewDigest.of(views)
     }
@@ -498,7 +468,7 @@ struct RebuildFolder: Sendable {
     /// and exit from this function (callgrind collects per thread).
     @inline(never)
     func run() throws {
-        let projector = ReadingProjector(dayStartHour: store.dayStartHour)
+        let maintainer = ViewMaintainer(store)
         var more = true
         while more, window.waitForRoom() {
             try store.log.environment.read { txn in
@@ -513,7 +483,7 @@ struct RebuildFolder: Sendable {
                         return
                     case .reader(let reader, let number):
                         let result = Result { () throws -> RebuildFolded? in
-                            let (views, folded) = try store.rebuildReader(reader, through: last, projector: projector, placements: placements, txn)
+                            let (views, folded) = try maintainer.foldReader(reader, through: last, placements: placements, txn)
                             events += folded
                             // A reader with no events up to `last` (appended during the pass) has no records.
                             guard folded > 0 else { return nil }
