@@ -11,7 +11,8 @@ import SwiftProtobuf
 ///
 /// Decoding is one protobuf pass plus value checks (identifiers of 16 bytes, instants in
 /// 1900 ..< 2200, a plausible zone identifier, ratings, ISBN check digits, dates, ranges and
-/// lengths), then ``EventUpcaster/upcast(type:schemaVersion:payload:)``. Records in the shape the
+/// lengths), then ``EventUpcaster/upcast(type:schemaVersion:payload:)``. Known events are written
+/// by a hand-written wire writer with swift-protobuf's exact bytes; records in the shape the
 /// encoder writes are read by an allocation-free fast path; everything else, and every error, by
 /// swift-protobuf, with the same results (see the Codecs article). Anything wrong throws an
 /// ``EventDecodingError``; bad bytes never trap and never decode into wrong data. The zone is not
@@ -34,6 +35,16 @@ public enum BinaryEventCodec {
     /// - Precondition: the event serializes to less than 2 GiB (the payload limits keep every
     ///   valid event far below).
     public static func encode(_ envelope: EventEnvelope) -> [UInt8] {
+        // Every known event takes the hand-written writer, which writes exactly swift-protobuf's
+        // bytes; an unknown event (its payload kept as unknown fields or raw bytes) swift-protobuf.
+        fastEncode(envelope) ?? encodeWithSwiftProtobuf(envelope)
+    }
+
+    /// The reference encoder: swift-protobuf's serialization of the generated `StoredEvent`.
+    /// ``encode(_:)`` gives the same bytes for every event. Exposed to the benchmark (and the tests)
+    /// only, to measure and check the fast path against it.
+    @_spi(Benchmarks)
+    public static func encodeWithSwiftProtobuf(_ envelope: EventEnvelope) -> [UInt8] {
         serialize(storedEvent(envelope))
     }
 
