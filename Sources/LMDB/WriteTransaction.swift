@@ -94,19 +94,28 @@ public final class WriteTransaction: ReadTransaction {
     package func putRaw<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: [UInt8], _ value: [UInt8], flags: LMDBPutFlags
     ) throws(LMDBError) {
-        try ensureActive("mdb_put(\(database.name))")
-        let rc = key.withUnsafeBytes { keyBytes in
+        let result: Result<Void, LMDBError> = key.withUnsafeBytes { keyBytes in
             value.withUnsafeBytes { valueBytes in
-                var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                var valueVal = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-                return mdb_put(handle, database.handle, &keyVal, &valueVal, flags.rawValue)
+                Result { () throws(LMDBError) in try putRaw(database, keyBytes, valueBytes, flags: flags) }
             }
         }
+        try result.get()
+    }
+
+    /// Stores the bytes in `value` under the bytes in `key` (callers' buffers, read only during
+    /// the call: a key or value on the stack needs no array).
+    package func putRaw<Key, Value>(
+        _ database: LMDBDatabase<Key, Value>, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: LMDBPutFlags
+    ) throws(LMDBError) {
+        try ensureActive("mdb_put(\(database.name))")
+        var keyVal = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var valueVal = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(handle, database.handle, &keyVal, &valueVal, flags.rawValue)
         noteMapAccess()
         if rc == MDB_MAP_FULL { hitMapFull = true }
         if rc == MDB_KEYEXIST, flags.contains(.append), !flags.contains(.noOverwrite) {
-            throw key.withUnsafeBytes { LMDBError.appendOutOfOrder("mdb_put(\(database.name), MDB_APPEND)", key: $0,
-                                                                    detail: "is not greater than the last key of the database") }
+            throw LMDBError.appendOutOfOrder("mdb_put(\(database.name), MDB_APPEND)", key: key,
+                                             detail: "is not greater than the last key of the database")
         }
         try LMDBError.check(rc, "mdb_put(\(database.name))")
         didWrite = true

@@ -83,6 +83,69 @@ func withLog(_ options: LMDBEnvironmentOptions = LMDBEnvironmentOptions(), _ bod
         }
     }
 
+    /// One append of many one-event parts (the form the store's batches take), the streams
+    /// named again and again and by both of a book stream's names: each part is checked against,
+    /// and continues, the version its stream's earlier parts left (the append remembers them),
+    /// a repeated event ID is answered with its first position, and a conflict late in the
+    /// batch writes nothing.
+    @Test func manyOneEventPartsOfOneAppendContinueEachStream() throws {
+        var rng = SplitMix64(seed: 23)
+        let reader = ReaderID(), book = BookID()
+        let bookStream = StreamID.book(reader: reader, book: book)
+        let names = ["a", "b", bookStream.description, "reader-x"]
+        try withLog { (log: EventLog) throws in
+            try log.append(randomEvents(3, using: &rng), to: "a")
+            try log.append(randomEvents(2, using: &rng), to: bookStream.description)
+            var versions: [String: UInt64] = ["a": 3, bookStream.description: 2]
+            var committed = versions
+            var position: UInt64 = 5
+            for round in 0..<5 {
+                var parts: [StreamAppend] = []
+                var expected: [(position: UInt64, version: UInt64, isNew: Bool)] = []
+                var sent: [NewEvent] = []
+                for _ in 0..<60 {
+                    let name = names.randomElement(using: &rng)!
+                    if let earlier = sent.randomElement(using: &rng), Int.random(in: 0..<8, using: &rng) == 0 {
+                        // An event of this batch again: its first entry, nothing written.
+                        let first = expected[sent.firstIndex { $0.eventID == earlier.eventID }!]
+                        parts.append(StreamAppend(stream: name, expectedVersion: .any, events: [earlier]))
+                        expected.append((first.position, first.version, false))
+                        sent.append(earlier)
+                        continue
+                    }
+                    let event = randomEvents(1, using: &rng)[0]
+                    let check: ExpectedVersion = Bool.random(using: &rng) ? .exactly(versions[name, default: 0]) : .any
+                    let key = name == bookStream.description && Bool.random(using: &rng) ? StreamKey(bookStream) : StreamKey(name: name)
+                    parts.append(StreamAppend(key: key, expectedVersion: check, events: [event]))
+                    position += 1
+                    versions[name, default: 0] += 1
+                    expected.append((position, versions[name]!, true))
+                    sent.append(event)
+                }
+                if round == 4 {
+                    // A stale version at the end: the whole batch is refused.
+                    parts.append(StreamAppend(stream: "a", expectedVersion: .exactly(versions["a"]! - 1), events: randomEvents(1, using: &rng)))
+                    let last = try log.lastPosition()
+                    #expect(throws: EventStoreError.self) { try log.append(parts) }
+                    #expect(try log.lastPosition() == last)
+                    break
+                }
+                let result = try log.append(parts)
+                #expect(result.entries.map(\.position) == expected.map(\.position))
+                #expect(result.entries.map(\.streamVersion) == expected.map(\.version))
+                #expect(result.entries.map(\.isNew) == expected.map(\.isNew))
+                committed = versions
+            }
+            #expect(try log.lastPosition() == committed.values.reduce(0, +))
+            for name in names {
+                let version = committed[name, default: 0]
+                #expect(try log.streamVersion(of: name) == version, "\(name)")
+                #expect(try log.readStream(name).map(\.streamVersion) == (version == 0 ? [] : Array(1...version)), "\(name)")
+            }
+            #expect(try log.verify().isIntact)
+        }
+    }
+
     @Test func expectedVersions() throws {
         try withLog { (log: EventLog) throws in
             try log.append(NewEvent(payload: [1]), to: "a", expectedVersion: .noStream)

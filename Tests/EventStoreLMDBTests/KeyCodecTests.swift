@@ -60,6 +60,55 @@ import LMDB
         #expect(YearKey.encode(2026) == [0x00, 0x00, 0x07, 0xEA])
     }
 
+    /// `encode(_:into:)` appends exactly `encode(_:)`'s bytes after what the buffer holds, for
+    /// every codec that writes in place (and the default, through a value codec that has none).
+    @Test func encodingInPlaceAppendsTheSameBytes() throws {
+        func check<C: LMDBValueCodec>(_ codec: C.Type, _ item: C.Item, after prefix: [UInt8],
+                                      sourceLocation: SourceLocation = #_sourceLocation) {
+            var bytes = prefix
+            C.encode(item, into: &bytes)
+            #expect(bytes == prefix + C.encode(item), "\(C.self)", sourceLocation: sourceLocation)
+        }
+        var rng = SplitMix64(seed: 77)
+        for round in 0..<200 {
+            let prefix = (0..<(round % 40)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let reader = try #require(ReaderID(bytes: Self.randomID(&rng)))
+            let book = try #require(BookID(bytes: Self.randomID(&rng)))
+            let replica = try #require(ReplicaID(bytes: Self.randomID(&rng)))
+            let value = UInt64.random(in: 0...UInt64.max, using: &rng)
+            let day = LocalDate(dayNumber: Int.random(in: DayKey.dayNumbers, using: &rng))
+            let month = YearMonth(year: Int.random(in: 0...9999, using: &rng), month: Int.random(in: 1...12, using: &rng))
+            let year = Int.random(in: -5...Int(UInt32.max) + 5, using: &rng)
+            check(BigEndianUInt64.self, value, after: prefix)
+            check(BigEndianUInt32.self, UInt32(truncatingIfNeeded: value), after: prefix)
+            check(UUIDKey.self, reader.uuid, after: prefix)
+            check(ReaderIDKey.self, reader, after: prefix)
+            check(DayKey.self, day, after: prefix)
+            check(MonthKey.self, month, after: prefix)
+            check(YearKey.self, year, after: prefix)
+            check(ReaderPositionKey.self, (reader, value), after: prefix)
+            check(ReaderBookDayKey.self, ((reader, book), day), after: prefix)
+            check(ReaderBookIndexKey.self, ((reader, book), UInt32(truncatingIfNeeded: value)), after: prefix)
+            check(OriginKey.self, (replica, value), after: prefix)
+            check(OriginEntryCodec.self, (value, value &* 31), after: prefix)
+            check(StreamIndexKey.self, (StreamKey(.book(reader: reader, book: book)), value), after: prefix)
+            check(StreamIndexKey.self, (StreamKey(name: "stream-\(round)"), value), after: prefix)
+            check(UTF8String.self, "읽기 \(round)", after: prefix)
+            check(KeyPair<ReaderIDKey, UTF8String>.self, (reader, String(repeating: "x", count: round)), after: prefix)
+        }
+        // The fixed fields of a record, written in place: the same bytes as the layout's table.
+        let uuid = try #require(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+        let record = EventRecord.encode(position: 7, streamVersion: 3, eventID: uuid, streamKey: [9, 9], payload: [1, 2, 3],
+                                        prevHash: [UInt8](repeating: 0xAB, count: 16))
+        #expect(record.count == EventRecord.fixedSize + 5)
+        #expect(record[0] == EventRecord.format)
+        #expect(Array(record[5..<21]) == [UInt8](repeating: 0xAB, count: 16))
+        #expect(Array(record[21..<29]) == Self.handBE64(7))
+        #expect(Array(record[29..<37]) == Self.handBE64(3))
+        #expect(Array(record[37..<53]) == UUIDKey.encode(uuid))
+        #expect(Array(record[53...]) == [9, 9, 1, 2, 3])
+    }
+
     @Test func roundTripsAndByteOrderIsItemOrder() throws {
         var rng = SplitMix64(seed: 41)
         let readers = try (0..<3).map { _ in try #require(ReaderID(bytes: Self.randomID(&rng))) }

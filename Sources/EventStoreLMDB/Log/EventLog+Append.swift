@@ -70,6 +70,12 @@ extension EventLog {
         var handled: [UUID: AppendResult.Entry] = [:]
         var entries: [AppendResult.Entry] = []
         entries.reserveCapacity(parts.reduce(0) { $0 + $1.events.count })
+        // Each stream's version as this append left it: only this append writes the stream index
+        // in `txn`, so a stream named by many parts (a batch of one-event parts to one book) is
+        // looked up in the index once (a cursor's walk, about 4,900 instructions an event before).
+        var versions: [StreamKey: UInt64?] = [:]
+        // The stream index key of the event being written: the stream's key, then its version.
+        var indexKey: [UInt8] = []
 
         for part in parts {
             let streamBytes = try part.key.encoded()
@@ -84,12 +90,15 @@ extension EventLog {
                     let stored = try self.event(at: position, in: txn)
                     known[index] = AppendResult.Entry(
                         eventID: event.eventID, position: position, streamVersion: stored?.streamVersion ?? 0, isNew: false)
-                } else if !pendingIDs.insert(event.eventID).inserted {
+                } else if part.events.count > 1, !pendingIDs.insert(event.eventID).inserted {
                     continue  // repeated inside this part: resolved in the second pass
                 }
             }
             let hasNew = known.count < part.events.count
-            var version = try streamVersion(encoded: streamBytes, in: txn)
+            var version: UInt64?
+            if let noted = versions[part.key] { version = noted } else {
+                version = try streamVersion(encoded: streamBytes, in: txn)
+            }
             if hasNew && !part.expectedVersion.isSatisfied(by: version) {
                 throw EventStoreError.wrongExpectedVersion(
                     stream: part.key.description, expected: part.expectedVersion, actual: version)
@@ -112,16 +121,22 @@ extension EventLog {
                 let record = EventRecord.encode(
                     position: last, streamVersion: streamVersion, eventID: event.eventID, streamKey: streamBytes,
                     payload: event.payload, prevHash: head)
-                try txn.putRaw(events, BigEndianUInt64.encode(last), record, flags: .append)
-                try txn.putRaw(eventIDs, UUIDKey.encode(event.eventID), BigEndianUInt64.encode(last), flags: .noOverwrite)
-                try txn.putRaw(
-                    streamIndex, streamBytes + BigEndianUInt64.encode(streamVersion), BigEndianUInt64.encode(last),
-                    flags: .noOverwrite)
+                indexKey.removeAll(keepingCapacity: true)
+                indexKey.append(contentsOf: streamBytes)
+                BigEndianUInt64.encode(streamVersion, into: &indexKey)
+                // The position (the events key, and the value of both indexes) and the event ID
+                // from the stack: no array each.
+                try withUnsafeBytes(of: last.bigEndian) { position in
+                    try record.withUnsafeBytes { try txn.putRaw(events, position, $0, flags: .append) }
+                    try withUnsafeBytes(of: event.eventID.uuid) { try txn.putRaw(eventIDs, $0, position, flags: .noOverwrite) }
+                    try indexKey.withUnsafeBytes { try txn.putRaw(streamIndex, $0, position, flags: .noOverwrite) }
+                }
                 head = EventRecord.hash(record)
                 let entry = AppendResult.Entry(eventID: event.eventID, position: last, streamVersion: streamVersion, isNew: true)
                 handled[event.eventID] = entry
                 entries.append(entry)
             }
+            versions[part.key] = .some(version)
             // Only this part's entries: earlier parts are already in `handled` (keeps a
             // many-part append linear).
             for entry in entries[partStart...] where handled[entry.eventID] == nil {

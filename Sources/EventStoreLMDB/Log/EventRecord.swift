@@ -67,12 +67,13 @@ enum EventRecord {
     private static func appendFixedFields(
         to bytes: inout [UInt8], format: UInt8, position: UInt64, streamVersion: UInt64, eventID: UUID, prevHash: [UInt8]
     ) {
+        // Each field in place: no array of its own (four a record before, issue 37).
         bytes.append(format)
-        bytes.append(contentsOf: [0, 0, 0, 0])
+        BigEndianUInt32.encode(0, into: &bytes)
         bytes.append(contentsOf: prevHash)
-        bytes.append(contentsOf: BigEndianUInt64.encode(position))
-        bytes.append(contentsOf: BigEndianUInt64.encode(streamVersion))
-        bytes.append(contentsOf: uuidBytes(eventID))
+        BigEndianUInt64.encode(position, into: &bytes)
+        BigEndianUInt64.encode(streamVersion, into: &bytes)
+        UUIDKey.encode(eventID, into: &bytes)
     }
 
     /// Writes the CRC-32C of every byte after the checksum field into it.

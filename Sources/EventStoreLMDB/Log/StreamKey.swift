@@ -82,6 +82,9 @@ public struct StreamKey: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``EventStoreError/invalidStreamName(_:)`` for a named key that breaks the name's rules.
     public func encoded() throws(EventStoreError) -> [UInt8] {
         var bytes: [UInt8] = []
+        // Room for a version after a reading stream's key (a `streamIndex` key), so neither the
+        // key nor that key grows its array.
+        if case .reading = storage { bytes.reserveCapacity(Self.idKeySize + 8) }
         try append(to: &bytes)
         return bytes
     }

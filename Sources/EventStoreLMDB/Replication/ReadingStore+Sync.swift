@@ -14,7 +14,13 @@ typealias OriginKey = KeyPair<ReplicaIDKey, BigEndianUInt64>
 enum OriginEntryCodec: LMDBValueCodec {
     typealias Item = (position: UInt64, stamp: UInt64)
     /// 16 bytes: position, then stamp.
-    static func encode(_ item: Item) -> [UInt8] { BigEndianUInt64.encode(item.position) + BigEndianUInt64.encode(item.stamp) }
+    static func encode(_ item: Item) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        BigEndianUInt64.encode(item.position, into: &bytes)
+        BigEndianUInt64.encode(item.stamp, into: &bytes)
+        return bytes
+    }
     /// Exactly 16 bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {
         guard bytes.count == 16 else {

@@ -22,6 +22,8 @@ extension IDKey: LMDBValueCodec where Tag: IdentifierTag {
     typealias Item = TaggedID<Tag>
     /// The identifier's 16 UUID bytes.
     static func encode(_ item: TaggedID<Tag>) -> [UInt8] { item.bytes }
+    /// Appends the identifier's 16 UUID bytes in place.
+    static func encode(_ item: TaggedID<Tag>, into bytes: inout [UInt8]) { UUIDKey.encode(item.uuid, into: &bytes) }
     /// The identifier in exactly 16 bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> TaggedID<Tag> {
         guard let id = TaggedID<Tag>(bytes: bytes) else {
@@ -43,6 +45,10 @@ enum UUIDKey: LMDBFixedWidthKeyCodec {
     static var byteCount: Int { 16 }
     /// The UUID's 16 bytes.
     static func encode(_ item: UUID) -> [UInt8] { EventRecord.uuidBytes(item) }
+    /// Appends the UUID's 16 bytes in place.
+    static func encode(_ item: UUID, into bytes: inout [UInt8]) {
+        withUnsafeBytes(of: item.uuid) { bytes.append(contentsOf: $0) }
+    }
     /// The UUID in exactly 16 bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> UUID {
         guard bytes.count == 16 else {
@@ -62,6 +68,10 @@ enum DayKey: LMDBFixedWidthKeyCodec {
     static let dayNumbers = -719_162...2_932_896
     /// The 4 bytes of `item`.
     static func encode(_ item: LocalDate) -> [UInt8] { BigEndianUInt32.encode(UInt32(item.dayNumber + 1_000_000)) }
+    /// Appends the 4 bytes of `item` in place.
+    static func encode(_ item: LocalDate, into bytes: inout [UInt8]) {
+        BigEndianUInt32.encode(UInt32(item.dayNumber + 1_000_000), into: &bytes)
+    }
     /// The date in exactly 4 bytes; throws for other lengths and for days outside years 1 ... 9999.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> LocalDate {
         let dayNumber = Int(try BigEndianUInt32.decode(bytes)) - 1_000_000
@@ -79,6 +89,10 @@ enum MonthKey: LMDBFixedWidthKeyCodec {
     static var byteCount: Int { 4 }
     /// The 4 bytes of `item` (years before 0 are clamped to 0, as they always were).
     static func encode(_ item: YearMonth) -> [UInt8] { BigEndianUInt32.encode(UInt32(clamping: item.year * 12 + item.month - 1)) }
+    /// Appends the 4 bytes of `item` in place.
+    static func encode(_ item: YearMonth, into bytes: inout [UInt8]) {
+        BigEndianUInt32.encode(UInt32(clamping: item.year * 12 + item.month - 1), into: &bytes)
+    }
     /// The month in exactly 4 bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> YearMonth {
         let value = Int(try BigEndianUInt32.decode(bytes))
@@ -93,6 +107,8 @@ enum YearKey: LMDBFixedWidthKeyCodec {
     static var byteCount: Int { 4 }
     /// The 4 bytes of `item` (clamped to 0 ... `UInt32.max`, as it always was).
     static func encode(_ item: Int) -> [UInt8] { BigEndianUInt32.encode(UInt32(clamping: item)) }
+    /// Appends the 4 bytes of `item` in place.
+    static func encode(_ item: Int, into bytes: inout [UInt8]) { BigEndianUInt32.encode(UInt32(clamping: item), into: &bytes) }
     /// The year in exactly 4 bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Int { Int(try BigEndianUInt32.decode(bytes)) }
 }
@@ -104,7 +120,11 @@ enum StreamIndexKey: LMDBKeyCodec {
     typealias Item = (stream: StreamKey, version: UInt64)
     /// The stream key's bytes, then the 8 big-endian version bytes. Precondition: a valid key
     /// (a named key's rules are checked before any write or read by ``StreamKey/encoded()``).
-    static func encode(_ item: Item) -> [UInt8] { prefix(item.stream) + BigEndianUInt64.encode(item.version) }
+    static func encode(_ item: Item) -> [UInt8] {
+        var bytes = prefix(item.stream)
+        BigEndianUInt64.encode(item.version, into: &bytes)
+        return bytes
+    }
     /// The bytes every key of `stream` starts with: its key's bytes.
     static func prefix(_ stream: StreamKey) -> [UInt8] { (try? stream.encoded()) ?? [] }
     /// The stream and version; throws unless the bytes are a stream key followed by exactly 8
