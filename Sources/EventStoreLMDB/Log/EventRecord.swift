@@ -69,7 +69,7 @@ enum EventRecord {
     ) {
         // Each field in place: no array of its own (four a record before, issue 37).
         bytes.append(format)
-        BigEndianUInt32.encode(0, into: &bytes)
+        BigEndianUInt32.encode(0, into: &bytes)  // the CRC-32C, sealed below
         bytes.append(contentsOf: prevHash)
         BigEndianUInt64.encode(position, into: &bytes)
         BigEndianUInt64.encode(streamVersion, into: &bytes)

@@ -14,12 +14,11 @@ typealias OriginKey = KeyPair<ReplicaIDKey, BigEndianUInt64>
 enum OriginEntryCodec: LMDBValueCodec {
     typealias Item = (position: UInt64, stamp: UInt64)
     /// 16 bytes: position, then stamp.
-    static func encode(_ item: Item) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
+    static func encode(_ item: Item) -> [UInt8] { encoded(item, reserving: 16) }
+    /// Appends the 16 bytes in place.
+    static func encode(_ item: Item, into bytes: inout [UInt8]) {
         BigEndianUInt64.encode(item.position, into: &bytes)
         BigEndianUInt64.encode(item.stamp, into: &bytes)
-        return bytes
     }
     /// Exactly 16 bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {

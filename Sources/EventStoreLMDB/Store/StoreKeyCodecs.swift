@@ -67,7 +67,7 @@ enum DayKey: LMDBFixedWidthKeyCodec {
     /// The day numbers `LocalDate` can hold: 0001-01-01 ... 9999-12-31.
     static let dayNumbers = -719_162...2_932_896
     /// The 4 bytes of `item`.
-    static func encode(_ item: LocalDate) -> [UInt8] { BigEndianUInt32.encode(UInt32(item.dayNumber + 1_000_000)) }
+    static func encode(_ item: LocalDate) -> [UInt8] { encoded(item, reserving: byteCount) }
     /// Appends the 4 bytes of `item` in place.
     static func encode(_ item: LocalDate, into bytes: inout [UInt8]) {
         BigEndianUInt32.encode(UInt32(item.dayNumber + 1_000_000), into: &bytes)
@@ -88,7 +88,7 @@ enum MonthKey: LMDBFixedWidthKeyCodec {
     /// Always 4 bytes.
     static var byteCount: Int { 4 }
     /// The 4 bytes of `item` (years before 0 are clamped to 0, as they always were).
-    static func encode(_ item: YearMonth) -> [UInt8] { BigEndianUInt32.encode(UInt32(clamping: item.year * 12 + item.month - 1)) }
+    static func encode(_ item: YearMonth) -> [UInt8] { encoded(item, reserving: byteCount) }
     /// Appends the 4 bytes of `item` in place.
     static func encode(_ item: YearMonth, into bytes: inout [UInt8]) {
         BigEndianUInt32.encode(UInt32(clamping: item.year * 12 + item.month - 1), into: &bytes)
@@ -106,7 +106,7 @@ enum YearKey: LMDBFixedWidthKeyCodec {
     /// Always 4 bytes.
     static var byteCount: Int { 4 }
     /// The 4 bytes of `item` (clamped to 0 ... `UInt32.max`, as it always was).
-    static func encode(_ item: Int) -> [UInt8] { BigEndianUInt32.encode(UInt32(clamping: item)) }
+    static func encode(_ item: Int) -> [UInt8] { encoded(item, reserving: byteCount) }
     /// Appends the 4 bytes of `item` in place.
     static func encode(_ item: Int, into bytes: inout [UInt8]) { BigEndianUInt32.encode(UInt32(clamping: item), into: &bytes) }
     /// The year in exactly 4 bytes.
