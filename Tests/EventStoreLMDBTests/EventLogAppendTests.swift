@@ -88,6 +88,50 @@ func withLog(_ options: LMDBEnvironmentOptions = LMDBEnvironmentOptions(), _ bod
     /// and continues, the version its stream's earlier parts left (the append remembers them),
     /// a repeated event ID is answered with its first position, and a conflict late in the
     /// batch writes nothing.
+    /// The append pipeline's form (event IDs checked new by the caller in the same transaction)
+    /// writes exactly what the plain append writes, records, hash chain and stream versions alike,
+    /// and an ID the caller let through wrongly fails the append naming the field, with nothing
+    /// written (the event-ID index is still written with `MDB_NOOVERWRITE`).
+    @Test func anAppendOfIDsCheckedNewWritesWhatThePlainAppendWritesAndRefusesAHeldID() throws {
+        var rng = SplitMix64(seed: 37)
+        let streams = ["a", "b", "c"]
+        let rounds: [[StreamAppend]] = (0..<6).map { _ in
+            (0..<Int.random(in: 1...20, using: &rng)).map { _ in
+                StreamAppend(stream: streams.randomElement(using: &rng)!, expectedVersion: .any,
+                             events: randomEvents(Int.random(in: 1...3, using: &rng), using: &rng))
+            }
+        }
+        try withLog { (plain: EventLog) throws in
+            try withLog { (checked: EventLog) throws in
+                for parts in rounds {
+                    let expected = try plain.environment.write { txn in try plain.append(parts, in: txn) }
+                    let result = try checked.environment.write { txn in try checked.append(parts, in: txn, idsCheckedNew: true) }
+                    #expect(result.entries == expected.entries)
+                    #expect(result.lastPosition == expected.lastPosition)
+                }
+                #expect(try checked.read() == plain.read())
+                #expect(try checked.verify().isIntact)
+                for stream in streams { #expect(try checked.streamVersion(of: stream) == plain.streamVersion(of: stream)) }
+
+                let held = try checked.read().randomElement(using: &rng)!
+                let fresh = randomEvents(1, using: &rng)[0]
+                let last = try checked.lastPosition()
+                let parts = [StreamAppend(stream: "a", expectedVersion: .any, events: [fresh]),
+                             StreamAppend(stream: "b", expectedVersion: .any, events: [NewEvent(eventID: held.eventID, payload: [7])])]
+                do {
+                    _ = try checked.environment.write { txn in try checked.append(parts, in: txn, idsCheckedNew: true) }
+                    Issue.record("a held event ID was appended again")
+                } catch EventStoreError.invalidArgument(let field, let detail) {
+                    #expect(field == "eventID")
+                    #expect(detail.contains("\(held.eventID)"))
+                }
+                #expect(try checked.lastPosition() == last)
+                #expect(try checked.event(withID: fresh.eventID) == nil)
+                #expect(try checked.verify().isIntact)
+            }
+        }
+    }
+
     @Test func manyOneEventPartsOfOneAppendContinueEachStream() throws {
         var rng = SplitMix64(seed: 23)
         let reader = ReaderID(), book = BookID()

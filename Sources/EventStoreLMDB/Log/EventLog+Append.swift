@@ -64,6 +64,17 @@ extension EventLog {
     /// ``append(_:to:expectedVersion:in:)``).
     @discardableResult
     public func append(_ parts: [StreamAppend], in txn: WriteTransaction) throws -> AppendResult {
+        try append(parts, in: txn, idsCheckedNew: false)
+    }
+
+    /// ``append(_:in:)`` for a caller that has already checked, in `txn`, that every event ID of
+    /// `parts` is new to the log and named once (`idsCheckedNew`: the store's append pipeline):
+    /// the IDs are then not looked up again nor remembered across parts (a look-up and two hash
+    /// operations an event, issue 37). The event-ID index is still written with
+    /// `MDB_NOOVERWRITE`, so an ID that the check let through wrongly fails the append with
+    /// ``EventStoreError/invalidArgument(field:detail:)`` (field `eventID`) and nothing is
+    /// written, never a second record under one ID.
+    func append(_ parts: [StreamAppend], in txn: WriteTransaction, idsCheckedNew: Bool) throws -> AppendResult {
         // Never trust a cache across transactions: another process may have appended.
         var last = try lastPosition(in: txn)
         var head = try txn.get(meta, MetaKey.head) ?? EventRecord.zeroHash
@@ -82,7 +93,7 @@ extension EventLog {
             // First pass: which events are already stored (or earlier in this append)?
             var known: [Int: AppendResult.Entry] = [:]
             var pendingIDs = Set<UUID>()
-            for (index, event) in part.events.enumerated() {
+            for (index, event) in part.events.enumerated() where !idsCheckedNew {
                 if let entry = handled[event.eventID] {
                     known[index] = AppendResult.Entry(
                         eventID: event.eventID, position: entry.position, streamVersion: entry.streamVersion, isNew: false)
@@ -110,7 +121,7 @@ extension EventLog {
                     entries.append(entry)
                     continue
                 }
-                if let entry = handled[event.eventID] {
+                if !idsCheckedNew, let entry = handled[event.eventID] {
                     entries.append(AppendResult.Entry(
                         eventID: event.eventID, position: entry.position, streamVersion: entry.streamVersion, isNew: false))
                     continue
@@ -128,18 +139,23 @@ extension EventLog {
                 // from the stack: no array each.
                 try withUnsafeBytes(of: last.bigEndian) { position in
                     try record.withUnsafeBytes { try txn.putRaw(events, position, $0, flags: .append) }
-                    try withUnsafeBytes(of: event.eventID.uuid) { try txn.putRaw(eventIDs, $0, position, flags: .noOverwrite) }
+                    do {
+                        try withUnsafeBytes(of: event.eventID.uuid) { try txn.putRaw(eventIDs, $0, position, flags: .noOverwrite) }
+                    } catch let error as LMDBError where idsCheckedNew && error.kind == .keyExists {
+                        throw EventStoreError.invalidArgument(
+                            field: "eventID", detail: "event \(event.eventID) was checked new but the log holds it")
+                    }
                     try indexKey.withUnsafeBytes { try txn.putRaw(streamIndex, $0, position, flags: .noOverwrite) }
                 }
                 head = EventRecord.hash(record)
                 let entry = AppendResult.Entry(eventID: event.eventID, position: last, streamVersion: streamVersion, isNew: true)
-                handled[event.eventID] = entry
+                if !idsCheckedNew { handled[event.eventID] = entry }
                 entries.append(entry)
             }
             versions[part.key] = .some(version)
             // Only this part's entries: earlier parts are already in `handled` (keeps a
             // many-part append linear).
-            for entry in entries[partStart...] where handled[entry.eventID] == nil {
+            for entry in entries[partStart...] where !idsCheckedNew && handled[entry.eventID] == nil {
                 handled[entry.eventID] = entry
             }
         }

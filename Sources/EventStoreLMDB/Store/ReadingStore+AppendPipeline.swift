@@ -85,7 +85,9 @@ extension ReadingStore {
         try stampLocal(&checked.newFacts, txn)
         // 3. Append: a command's events to its stream at the version it was decided on; the others
         // each to its own stream with no version check (the history already happened).
-        let batch = checked.replicated + checked.newFacts
+        // One of the two is usually empty: no copy of the other then.
+        let batch = checked.replicated.isEmpty ? checked.newFacts
+            : checked.newFacts.isEmpty ? checked.replicated : checked.replicated + checked.newFacts
         if !batch.isEmpty {
             let parts: [StreamAppend]
             if case .command(let stream, let expectedVersion) = source {
@@ -97,7 +99,10 @@ extension ReadingStore {
                                  events: [NewEvent(eventID: envelope.eventID.uuid, payload: BinaryEventCodec.encode(envelope))])
                 }
             }
-            let result = try log.append(parts, in: txn)
+            // Every event ID was checked new above (a command's by its command ID), in this
+            // transaction: the log does not look them up again.
+            let result = try log.append(parts, in: txn, idsCheckedNew: true)
+            outcome.stored.reserveCapacity(batch.count)
             for (envelope, entry) in zip(batch, result.entries) {
                 // Every event ID was checked new above; the log's answer is the check's.
                 guard entry.isNew else {
@@ -390,7 +395,7 @@ extension ReadingStore {
                 let refusal: ValidationError?
                 do {
                     let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
-                    refusal = decided == [envelope.event] ? nil
+                    refusal = decided.count == 1 && decided[0] == envelope.event ? nil
                         : ValidationError(field: "event", rule: .inconsistent,
                                           detail: "it changes nothing in the stored history of book \(book)")
                 } catch {
