@@ -19,6 +19,15 @@ public struct LMDBDatabase<Key: LMDBKeyCodec, Value: LMDBValueCodec>: Sendable, 
         self.handle = handle
     }
 
+    /// The same database (the same handle, the same stored bytes) typed with other codecs and
+    /// named `name` in errors: one database that holds several tables, each a range of its keys
+    /// with a codec of its own (the store's view tables, issue 37).
+    package func table<OtherKey: LMDBKeyCodec, OtherValue: LMDBValueCodec>(
+        named name: String, keys: OtherKey.Type = OtherKey.self, values: OtherValue.Type = OtherValue.self
+    ) -> LMDBDatabase<OtherKey, OtherValue> {
+        LMDBDatabase<OtherKey, OtherValue>(name: name, handle: handle)
+    }
+
     /// The same database with raw-byte keys and values (for table-agnostic work such as clearing
     /// or copying tables of different key types); the stored bytes are the same.
     public var untyped: LMDBDatabase<RawBytes, RawBytes> {

@@ -215,6 +215,22 @@ public final class WriteTransaction: ReadTransaction {
         return true
     }
 
+    /// Deletes the named database `name` and every entry in it (`mdb_drop` with `del` = 1), if the
+    /// environment holds one by that name; returns whether it did. For databases a store no longer
+    /// opens (an older layout's tables): the handle it opens here is closed by the drop, so no
+    /// other handle of this process may name the database.
+    @discardableResult
+    package func dropDatabase(named name: String) throws -> Bool {
+        try ensureActive("mdb_dbi_open(\(name))")
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(handle, name, 0, &dbi)
+        if rc == MDB_NOTFOUND { return false }
+        try LMDBError.check(rc, "mdb_dbi_open(\(name))")
+        try LMDBError.check(mdb_drop(handle, dbi, 1), "mdb_drop(\(name))")
+        didWrite = true
+        return true
+    }
+
     /// Removes every entry of `database` (`mdb_drop` without deleting the database itself).
     public func removeAll<Key, Value>(_ database: LMDBDatabase<Key, Value>) throws {
         try ensureActive("mdb_drop(\(database.name))")

@@ -110,7 +110,7 @@ import TestSupport
                           context: F.context(reader, "2025-03-01T09:00:00+09:00"))
         try store.log.environment.write { txn in
             let tables = store.generations[try store.activeGeneration(txn)]
-            try txn.put(tables.decisions.untyped, ReaderBookKey.encode((reader, book)), [ViewRecordCodec.decisionFormat, 7, 7])
+            try tables[.decisions].put(ReaderBookKey.encode((reader, book)), [ViewRecordCodec.decisionFormat, 7, 7], txn)
         }
         #expect {
             try store.execute(.recordPages(position: 10), book: book, context: F.context(reader, "2025-03-01T10:00:00+09:00"))

@@ -63,7 +63,7 @@ import Testing
             let database = store.generations[try store.activeGeneration(txn)][table]
             var result: [(UInt32, [UInt8])] = []
             let prefix = ReaderBookKey.encode((view.reader, view.book))
-            try txn.forEach(database, from: prefix, prefix: prefix) { key, value in
+            try database.forEach(txn, prefix: prefix) { key, value in
                 #expect(key.count == 36)
                 result.append((UInt32(key[32]) << 24 | UInt32(key[33]) << 16 | UInt32(key[34]) << 8 | UInt32(key[35]), value))
                 return true
@@ -115,7 +115,7 @@ import Testing
     static func mark(_ store: ReadingStore, _ view: BookView, chunk: UInt32, count: Int = size) throws -> [UInt8] {
         let marker = ViewRecordCodec.encodeEntryChunk(Self.marker(count)[...])
         try Self.write(store) { _, tables, txn in
-            try txn.put(tables.bookEntries.untyped, ReaderBookIndexKey.encode(((view.reader, view.book), chunk)), marker)
+            try tables[.bookEntries].put(ReaderBookIndexKey.encode(((view.reader, view.book), chunk)), marker, txn)
         }
         return marker
     }
@@ -197,12 +197,12 @@ import Testing
             try Self.write(store) { views, _, _ in try views.putBookView(view) }
             let key = { (chunk: UInt32) in ReaderBookIndexKey.encode(((view.reader, view.book), chunk)) }
             try Self.write(store) { _, tables, txn in
-                let entries = tables.bookEntries.untyped
+                let entries = tables[.bookEntries]
                 switch damage {
-                case "garbage": try txn.put(entries, key(1), [ViewRecordCodec.chunkFormat, 3, 0xFF])
-                case "oldLayout": try txn.put(entries, key(1), { var w = ByteWriter(); w.u8(1); w.entry(Self.entry(1)); return w.bytes }())
-                case "gap": try txn.delete(entries, key(0))
-                default: try txn.put(entries, key(0), ViewRecordCodec.encodeEntryChunk(view.entries[0..<5]))
+                case "garbage": try entries.put(key(1), [ViewRecordCodec.chunkFormat, 3, 0xFF], txn)
+                case "oldLayout": try entries.put(key(1), { var w = ByteWriter(); w.u8(1); w.entry(Self.entry(1)); return w.bytes }(), txn)
+                case "gap": try entries.delete(key(0), txn)
+                default: try entries.put(key(0), ViewRecordCodec.encodeEntryChunk(view.entries[0..<5]), txn)
                 }
             }
             let expected = switch damage {
@@ -319,11 +319,11 @@ import Testing
                     let views = LMDBViewStore(txn: txn, tables: tables)
                     var books: [BookView] = []
                     for reader in try views.readers() { books += try views.bookViews(reader: reader) }
-                    for table in [ViewTable.bookEntries, .bookSessions, .bookSentences, .bookMemos] { try txn.removeAll(tables[table]) }
+                    for table in [ViewTable.bookEntries, .bookSessions, .bookSentences, .bookMemos] { try tables[table].removeAll(txn) }
                     for book in books {
                         func put(_ table: ViewTable, _ records: [(UInt32, [UInt8])]) throws {
                             for (index, record) in records {
-                                try txn.put(tables[table], ReaderBookIndexKey.encode(((book.reader, book.book), index)), record)
+                                try tables[table].put(ReaderBookIndexKey.encode(((book.reader, book.book), index)), record, txn)
                                 details += 1
                             }
                         }
@@ -351,12 +351,12 @@ import Testing
             #expect(try reopened.viewCheckpoint() == UInt64(history.count))
             #expect(try reopened.viewDigest() == reopened.freshFoldDigest())
             #expect(try reopened.log.environment.read { txn in try txn.get(reopened.viewMeta, "viewsVersion") } == [ReadingStore.viewsVersion])
-            #expect(ReadingStore.viewsVersion == 7)
+            #expect(ReadingStore.viewsVersion == 8)
             // Every detail record is a chunk now.
             try reopened.log.environment.read { txn in
                 let tables = reopened.generations[try reopened.activeGeneration(txn)]
                 for table in [ViewTable.bookEntries, .bookSessions, .bookSentences, .bookMemos] {
-                    try txn.forEach(tables[table]) { _, value in
+                    try tables[table].forEach(txn) { _, value in
                         #expect(value.first == ViewRecordCodec.chunkFormat, "\(table)")
                         return true
                     }

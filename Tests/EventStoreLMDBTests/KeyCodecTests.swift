@@ -223,8 +223,8 @@ import LMDB
                 for position: UInt64 in [3, 300, 70_000] {
                     try txn.put(store.readerIndex.untyped, readerBytes + Self.handBE64(position), [])
                 }
-                try txn.put(tables.days.untyped, readerBytes + Self.handBE32(UInt32(day.dayNumber + 1_000_000)),
-                            ViewRecordCodec.encode(DayTotal(pages: 2, seconds: 60)))
+                try tables[.days].put(readerBytes + Self.handBE32(UInt32(day.dayNumber + 1_000_000)),
+                                      ViewRecordCodec.encode(DayTotal(pages: 2, seconds: 60)), txn)
                 try txn.put(store.viewMeta, "checkpoint.g1", Self.handBE64(0x0102_0304))
             }
             try store.log.environment.read { txn in
@@ -240,7 +240,7 @@ import LMDB
                 #expect(try views.dayTotals(reader: reader, in: day...day).map(\.0) == [day])
             }
             try store.log.environment.write { txn in
-                try txn.put(tables.days.untyped, readerBytes + [1, 2, 3], [])
+                try tables[.days].put(readerBytes + [1, 2, 3], [], txn)
             }
             let error = #expect(throws: EventStoreError.self) {
                 try store.withViews { try $0.dayTotals(reader: reader, in: day...LocalDate(dayNumber: 2_000_000)) }

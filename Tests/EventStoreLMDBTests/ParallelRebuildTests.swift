@@ -19,9 +19,9 @@ import Testing
         try store.log.environment.read { txn in
             let active = try store.activeGeneration(txn)
             var tables: [String: [[UInt8]]] = [:]
-            for (table, database) in store.generations[active].all {
+            for table in ViewTable.allCases {
                 var records: [[UInt8]] = []
-                try txn.forEach(database) { key, value in
+                try store.generations[active][table].forEach(txn) { key, value in
                     records.append(key)
                     records.append(value)
                     return true

@@ -226,7 +226,7 @@ import Glibc
             let (active, partial, partialRows) = try store.log.environment.read { txn -> (Int, UInt64, Int) in
                 let active = try store.activeGeneration(txn)
                 var rows = 0
-                try txn.forEach(store.generations[1 - active].books) { _, _ in rows += 1; return true }
+                try store.generations[1 - active][.books].forEach(txn) { _, _ in rows += 1; return true }
                 return (active, try store.checkpoint(txn, generation: 1 - active), rows)
             }
             // Readers written, but the shadow's checkpoint is still 0: it never looks folded.

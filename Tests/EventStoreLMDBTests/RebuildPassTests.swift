@@ -106,7 +106,7 @@ import Testing
                     do {
                         try store.log.environment.write { txn in
                             let shadow = store.generations[1 - (try store.activeGeneration(txn))]
-                            try txn.put(shadow[.days], [UInt8](repeating: 0xFF, count: 20), [0])
+                            try shadow[.days].put([UInt8](repeating: 0xFF, count: 20), [0], txn)
                         }
                     } catch {
                         Issue.record("writing into the shadow generation failed: \(error)")

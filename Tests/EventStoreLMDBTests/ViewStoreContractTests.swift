@@ -179,16 +179,12 @@ import Testing
                 }
                 try store.log.environment.read { txn throws -> Void in
                     #expect(try LMDBViewStore(txn: txn, tables: tables).bookView(reader: reader, book: original.book) == changed)
-                    func count<Value>(_ table: ViewDatabases.Table<ReaderBookIndexKey, Value>) throws -> Int {
-                        var n = 0
-                        try txn.forEach(table) { _, _ in n += 1; return true }
-                        return n
-                    }
+                    func count(_ table: ViewTable) throws -> Int { try tables[table].count(txn) }
                     func chunks<T>(_ details: [T]) -> Int { ViewRecordCodec.chunked(details).count }
-                    #expect(try count(tables.bookEntries) == chunks(changed.entries))
-                    #expect(try count(tables.bookSessions) == chunks(changed.sessions))
-                    #expect(try count(tables.bookSentences) == chunks(changed.sentences))
-                    #expect(try count(tables.bookMemos) == 0)
+                    #expect(try count(.bookEntries) == chunks(changed.entries))
+                    #expect(try count(.bookSessions) == chunks(changed.sessions))
+                    #expect(try count(.bookSentences) == chunks(changed.sentences))
+                    #expect(try count(.bookMemos) == 0)
                 }
                 // And back, without `previous` (every detail compared with its stored bytes).
                 try store.log.environment.write { txn in

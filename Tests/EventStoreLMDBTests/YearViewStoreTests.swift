@@ -65,7 +65,7 @@ struct YearViewStoreTests {
                 // What a store written by the previous build looks like: no views version, no year records.
                 try store.log.environment.write { txn in
                     try txn.delete(store.viewMeta, "viewsVersion")
-                    for generation in store.generations { try txn.removeAll(generation.years) }
+                    for generation in store.generations { try generation[.years].removeAll(txn) }
                 }
                 #expect(try store.viewDigest() != expected)
             }

@@ -178,7 +178,10 @@ public final class ReadingStore: Sendable {
             // version is written only after that, so a crash in between upgrades again at the
             // next open.
             let active = try Self.activeGeneration(txn, viewMeta: meta)
-            for (_, database) in generationTables[active].all { try txn.removeAll(database) }
+            try generationTables[active].removeAll(txn)
+            // The view tables of builds before views version 8, a database each: gone with their
+            // records (the views are rebuilt into the generations' one database each).
+            for name in ViewDatabases.formerNames { try txn.dropDatabase(named: name) }
             try txn.put(checkpoints, Self.checkpointKey(generation: active), last)
             return (hour, true, id)
         }
@@ -216,7 +219,7 @@ public final class ReadingStore: Sendable {
     /// streak run (record format 6); 7 since a book's details are stored in chunks of 32,
     /// varint-encoded (``ViewRecordCodec/chunkFormat``), not one record each. Opening a store of an
     /// older version rebuilds its views once.
-    static let viewsVersion: UInt8 = 7
+    static let viewsVersion: UInt8 = 8
 
     // MARK: Generations and checkpoints
 

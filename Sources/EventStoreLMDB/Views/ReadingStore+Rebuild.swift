@@ -106,7 +106,7 @@ extension ReadingStore {
             let last = try log.lastPosition(in: txn)
             try ensureReaderIndexCovers(last, txn)
             let target = 1 - (try activeGeneration(txn))
-            for (_, database) in generations[target].all { try txn.removeAll(database) }
+            try generations[target].removeAll(txn)
             // The shadow generation's checkpoint stays 0 until the pass has written every reader.
             try setCheckpoint(txn, generation: target, 0)
             return (target, last)
@@ -182,19 +182,19 @@ extension ReadingStore {
             if let view {
                 // Copy every table of the rebuilt view into the active generation, then clear the shadow.
                 for table in ViewTable.tables(of: view) {
-                    let source = generations[target][table], destination = generations[old][table]
-                    try txn.removeAll(destination)
-                    try txn.forEach(source) { key, value in
-                        try txn.put(destination, key, value)
+                    let destination = generations[old]
+                    try destination.removeAll(of: table, txn)
+                    try generations[target].forEachRecord(of: table, txn) { key, value in
+                        try txn.putRaw(destination.database, Array(key), Array(value), flags: [])
                         return true
                     }
                 }
-                for (_, database) in generations[target].all { try txn.removeAll(database) }
+                try generations[target].removeAll(txn)
                 try setCheckpoint(txn, generation: target, 0)
                 return tail
             }
             try txn.put(viewMeta, "generation", [UInt8(target)])
-            for (_, database) in generations[old].all { try txn.removeAll(database) }
+            try generations[old].removeAll(txn)
             try setCheckpoint(txn, generation: old, 0)
             return tail
         }

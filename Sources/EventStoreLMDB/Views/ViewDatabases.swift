@@ -3,79 +3,172 @@ import LMDB
 import Projections
 import ReadingEvents
 
-/// The named databases of one generation of persisted views. Two generations exist so that a
-/// rebuild can fill the inactive one in chunks and then switch to it in one commit: a crash in
-/// the middle leaves the active views untouched.
+/// The persisted views of one generation: one LMDB database (`views.g0`, `views.g1`) that holds
+/// every view table, each table a range of its keys (``ViewKeyLayout``: the reader, the table's
+/// group, for a book view's tables the book and the table's part, then the rest of the table's
+/// key). Two generations exist so that a rebuild can fill the inactive one in chunks and then
+/// switch to it in one commit: a crash in the middle leaves the active views untouched.
 ///
 /// `Sendable`: database handles are plain values, valid for the environment's lifetime.
 struct ViewDatabases: Sendable {
-    /// A view table: typed keys, typed view records (``ViewValueCodec``, ``ViewRecordCodec``) as values.
+    /// A view table: the generation's database typed with the table's key codec (``ViewKey``
+    /// over the table's own key codec) and its value codec (``ViewValueCodec``,
+    /// ``ViewRecordCodec``), named `views.gN.TABLE` in errors.
     typealias Table<Key: LMDBKeyCodec, Value: LMDBValueCodec> = LMDBDatabase<Key, Value>
     let generation: Int
+    /// The generation's one database, untyped: what is cleared, appended to and scanned whole.
+    let database: LMDBDatabase<RawBytes, RawBytes>
     /// Book-view summaries (``ViewRecordCodec/encodeSummary(_:)``): everything but the details.
-    let books: Table<ReaderBookKey, BookSummaryValue>
+    let books: Table<ViewKey<ReaderBookKey, BooksTable>, BookSummaryValue>
     /// A book view's details in chunks of ``ViewRecordCodec/detailsPerChunk`` (every chunk but
     /// the book's last one full), each under its chunk number: a chunk is written only when one
     /// of its details changes, so appending a detail rewrites the book's last chunk, not its history.
-    let bookEntries: Table<ReaderBookIndexKey, PageEntryChunkValue>
-    let bookSessions: Table<ReaderBookIndexKey, SessionChunkValue>
-    let bookSentences: Table<ReaderBookIndexKey, TextNoteChunkValue>
-    let bookMemos: Table<ReaderBookIndexKey, TextNoteChunkValue>
+    let bookEntries: Table<ViewKey<ReaderBookIndexKey, BookEntriesTable>, PageEntryChunkValue>
+    let bookSessions: Table<ViewKey<ReaderBookIndexKey, BookSessionsTable>, SessionChunkValue>
+    let bookSentences: Table<ViewKey<ReaderBookIndexKey, BookSentencesTable>, TextNoteChunkValue>
+    let bookMemos: Table<ViewKey<ReaderBookIndexKey, BookMemosTable>, TextNoteChunkValue>
     /// Each book's decision state (``BookView/decision``), beside its view: what a command reads.
-    let decisions: Table<ReaderBookKey, BookStateValue>
-    let days: Table<ReaderDayKey, DayTotalValue>
-    let bookDays: Table<ReaderBookDayKey, DayTotalValue>
-    let months: Table<ReaderMonthKey, MonthTotalValue>
-    let buckets: Table<ReaderIDKey, BucketTotalsValue>
-    let runs: Table<ReaderDayKey, StreakRunValue>
-    let readers: Table<ReaderIDKey, ReaderViewValue>
+    let decisions: Table<ViewKey<ReaderBookKey, DecisionsTable>, BookStateValue>
+    let days: Table<ViewKey<ReaderDayKey, DaysTable>, DayTotalValue>
+    let bookDays: Table<ViewKey<ReaderBookDayKey, BookDaysTable>, DayTotalValue>
+    let months: Table<ViewKey<ReaderMonthKey, MonthsTable>, MonthTotalValue>
+    let buckets: Table<ViewKey<ReaderIDKey, BucketsTable>, BucketTotalsValue>
+    let runs: Table<ViewKey<ReaderDayKey, RunsTable>, StreakRunValue>
+    let readers: Table<ViewKey<ReaderIDKey, ReadersTable>, ReaderViewValue>
     /// Keys only (a book with an active goal); the values are empty.
-    let goals: Table<ReaderBookKey, NoValue>
-    let years: Table<ReaderYearKey, YearViewValue>
+    let goals: Table<ViewKey<ReaderBookKey, GoalsTable>, NoValue>
+    let years: Table<ViewKey<ReaderYearKey, YearsTable>, YearViewValue>
 
-    /// Every table of the generation, in ``ViewTable`` order (for digests, drops and rebuilding one
-    /// view), as raw bytes: the same databases without their key and value types.
-    var all: [(table: ViewTable, database: LMDBDatabase<RawBytes, RawBytes>)] {
-        ViewTable.allCases.map { ($0, self[$0]) }
-    }
+    /// The name of `generation`'s database.
+    static func name(generation: Int) -> String { "views.g\(generation)" }
 
-    /// The database of `table`, untyped.
-    subscript(table: ViewTable) -> LMDBDatabase<RawBytes, RawBytes> {
-        switch table {
-        case .books: books.untyped
-        case .bookEntries: bookEntries.untyped
-        case .bookSessions: bookSessions.untyped
-        case .bookSentences: bookSentences.untyped
-        case .bookMemos: bookMemos.untyped
-        case .decisions: decisions.untyped
-        case .days: days.untyped
-        case .bookDays: bookDays.untyped
-        case .months: months.untyped
-        case .buckets: buckets.untyped
-        case .runs: runs.untyped
-        case .readers: readers.untyped
-        case .goals: goals.untyped
-        case .years: years.untyped
-        }
-    }
-
+    /// The name `table` has in errors (and had as a database of its own before views version 8).
     static func name(_ table: ViewTable, generation: Int) -> String { "views.g\(generation).\(table.rawValue)" }
 
-    /// The names of every table of `generation`, in ``ViewTable`` order.
-    static func names(generation: Int) -> [String] { ViewTable.allCases.map { name($0, generation: generation) } }
+    /// The databases of `generation`: its one database.
+    static func names(generation: Int) -> [String] { [name(generation: generation)] }
 
-    /// The tables of `generation` from `databases`, which the store opened together (see
-    /// ``ReadingStore/databaseNames``): each table's name must be among them.
+    /// The databases of the view tables before views version 8, one a table and generation: an
+    /// upgrade deletes them (``ReadingStore`` at open).
+    static let formerNames: [String] = [0, 1].flatMap { generation in ViewTable.allCases.map { name($0, generation: generation) } }
+
+    /// The tables of `generation` in `databases`, which the store opened together (see
+    /// ``ReadingStore/databaseNames``): the generation's database must be among them.
     init(_ databases: LMDBDatabaseSet, generation: Int) {
         self.generation = generation
+        let database: LMDBDatabase<RawBytes, RawBytes> = databases.database(Self.name(generation: generation))
+        self.database = database
         func open<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: ViewTable) -> Table<Key, Value> {
-            databases.database(Self.name(table, generation: generation))
+            database.table(named: Self.name(table, generation: generation))
         }
         books = open(.books); decisions = open(.decisions); days = open(.days); bookDays = open(.bookDays)
         months = open(.months); buckets = open(.buckets); runs = open(.runs); readers = open(.readers)
         goals = open(.goals); years = open(.years)
         bookEntries = open(.bookEntries); bookSessions = open(.bookSessions)
         bookSentences = open(.bookSentences); bookMemos = open(.bookMemos)
+    }
+
+    /// The records of `table` by the table's own keys (``RawViewTable``).
+    subscript(table: ViewTable) -> RawViewTable { RawViewTable(table: table, database: database) }
+
+    /// Calls `body` with every record of `table`, in key order, as the database keeps it
+    /// (key with the table's group and part); it returns false to stop. Scans the whole
+    /// database: for the rarer work on one table (``ReadingStore/rebuild(view:progress:)``).
+    func forEachRecord(of table: ViewTable, _ txn: ReadTransaction,
+                       _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try txn.forEachRaw(database, from: nil, direction: .forward, prefix: nil) { key, value in
+            ViewKeyLayout.table(of: key) == table ? try body(key, value) : true
+        }
+    }
+
+    /// Removes every record of `table`.
+    func removeAll(of table: ViewTable, _ txn: WriteTransaction) throws { try Self.removeAll(of: table, in: database, txn) }
+
+    /// Removes every record of `table` from `database`.
+    static func removeAll(of table: ViewTable, in database: LMDBDatabase<RawBytes, RawBytes>, _ txn: WriteTransaction) throws {
+        var keys: [[UInt8]] = []
+        try txn.forEachRaw(database, from: nil, direction: .forward, prefix: nil) { key, _ in
+            if ViewKeyLayout.table(of: key) == table { keys.append(Array(key)) }
+            return true
+        }
+        for key in keys { _ = try txn.deleteRaw(database, key) }
+    }
+
+    /// Removes every record of every table.
+    func removeAll(_ txn: WriteTransaction) throws { try txn.removeAll(database) }
+
+    /// The readers with a record of their own (the `readers` table), in ID order: one seek a
+    /// reader with any view record (keys start with the reader's ID) and one look-up, never a
+    /// scan of the other tables' records.
+    func readersWithRecord(_ txn: ReadTransaction) throws -> [ReaderID] {
+        var result: [ReaderID] = []
+        var from: [UInt8]? = nil
+        while true {
+            var next: [UInt8]?
+            try txn.forEachRaw(database, from: from, direction: .forward, prefix: nil) { key, _ in
+                next = Array(key.prefix(16))
+                return false
+            }
+            guard let reader = next, let id = ReaderID(bytes: reader) else { return result }
+            if try txn.rawValue(database, ViewKeyLayout.prefix(.readers, reader: id)) != nil { result.append(id) }
+            // The next reader: the 16 ID bytes plus one, as a 128-bit big-endian number.
+            var successor = reader
+            var index = 15
+            while index >= 0 {
+                if successor[index] == 0xFF { successor[index] = 0; index -= 1 } else { successor[index] += 1; break }
+            }
+            if index < 0 { return result }
+            from = successor
+        }
+    }
+}
+
+/// One view table's records by the table's own keys, as raw bytes (its codec's key bytes, without
+/// the group and part the database's keys carry: ``ViewKeyLayout``): for work that is not about
+/// one record type (tests that write damaged records, copies of a table).
+///
+/// `Sendable`: a table name and a database handle.
+struct RawViewTable: Sendable {
+    /// The table.
+    let table: ViewTable
+    /// The generation's database.
+    let database: LMDBDatabase<RawBytes, RawBytes>
+
+    /// Stores `value` under the table's key `key`.
+    func put(_ key: [UInt8], _ value: [UInt8], _ txn: WriteTransaction) throws {
+        try txn.putRaw(database, ViewKeyLayout.key(table, logical: key), value, flags: [])
+    }
+
+    /// Removes the record under the table's key `key`; returns false when there was none.
+    @discardableResult
+    func delete(_ key: [UInt8], _ txn: WriteTransaction) throws -> Bool {
+        try txn.deleteRaw(database, ViewKeyLayout.key(table, logical: key))
+    }
+
+    /// Calls `body` with the table's records (the table's key, the value) in key order, those
+    /// whose key starts with `prefix` (at least a reader's 16 ID bytes) when it is given, until
+    /// it returns false.
+    func forEach(_ txn: ReadTransaction, prefix: [UInt8]? = nil, _ body: ([UInt8], [UInt8]) throws -> Bool) throws {
+        let start = prefix.map { ViewKeyLayout.key(table, logical: $0) }
+        try txn.forEachRaw(database, from: start, direction: .forward, prefix: start) { key, value in
+            guard let logical = ViewKeyLayout.logical(key, of: table) else { return true }
+            return try body(logical, Array(value))
+        }
+    }
+
+    /// The number of the table's records (a scan of the database).
+    func count(_ txn: ReadTransaction) throws -> Int {
+        var count = 0
+        try txn.forEachRaw(database, from: nil, direction: .forward, prefix: nil) { key, _ in
+            if ViewKeyLayout.table(of: key) == table { count += 1 }
+            return true
+        }
+        return count
+    }
+
+    /// Removes every record of the table.
+    func removeAll(_ txn: WriteTransaction) throws {
+        try ViewDatabases.removeAll(of: table, in: database, txn)
     }
 }
 
@@ -193,36 +286,71 @@ extension ViewDatabases {
         cleared = cleared.map { values in kept.map { values[$0] } }
     }
 
-    /// Appends one reader's records (``records(of:)``) to these tables with sorted bulk appends
-    /// (`MDB_APPEND`): every table's key starts with the reader's 16 ID bytes (``ReaderIDKey``,
-    /// ``ReaderBookKey``, ``ReaderBookIndexKey``, ``ReaderDayKey``, ``ReaderBookDayKey``, ``ReaderMonthKey``,
-    /// ``ReaderYearKey``), so when readers are written in ID order into tables that hold only
-    /// earlier readers, each reader's records come after every stored key. A reader written out of
-    /// that order fails with ``LMDBError/Kind/appendOutOfOrder`` (nothing of the table's batch is
+    /// Appends one reader's records (``records(of:)``) to the generation's database with one
+    /// sorted bulk append (`MDB_APPEND`, ``databaseRecords(_:)``): every key starts with the
+    /// reader's 16 ID bytes, so when readers are written in ID order into a database that holds
+    /// only earlier readers, each reader's records come after every stored key. A reader written
+    /// out of that order fails with ``LMDBError/Kind/appendOutOfOrder`` (nothing of the batch is
     /// written), never with misplaced records.
     func append(_ records: ReaderRecords, _ txn: WriteTransaction) throws {
-        for (table, entries) in zip(ViewTable.allCases, records.tables) where !entries.isEmpty {
-            try txn.append(self[table], encoded: entries)
-        }
+        try txn.append(database, encoded: Self.databaseRecords(records))
     }
 
-    /// Replaces one reader's records in these tables (which may hold other readers) with its views
+    /// The book view's tables (their indices in ``ViewTable/allCases`` and the tables) in the
+    /// order of their parts, and the other tables in the order of their groups.
+    private static let bookTables = ViewTable.allCases.enumerated().filter { $0.element.part != nil }
+        .sorted { $0.element.part! < $1.element.part! }
+    private static let otherTables = ViewTable.allCases.enumerated().filter { $0.element.part == nil }
+        .sorted { $0.element.group < $1.element.group }
+
+    /// One reader's records (each table's in its own key order) with the database's keys
+    /// (``ViewKeyLayout``), in the database's key order: the book view's six tables merged book by
+    /// book (a book's summary, decision record and detail chunks, in that order), then every
+    /// other table in the order of its group.
+    static func databaseRecords(_ records: ReaderRecords) -> [ReaderRecords.Record] {
+        var result: [ReaderRecords.Record] = []
+        result.reserveCapacity(records.tables.reduce(0) { $0 + $1.count })
+        var next = [Int](repeating: 0, count: bookTables.count)
+        while true {
+            // The next record of the lowest book; of one book, the table of the lowest part.
+            var lowest: Int?
+            for slot in bookTables.indices {
+                let table = records.tables[bookTables[slot].offset]
+                guard next[slot] < table.count else { continue }
+                if let current = lowest {
+                    let candidate = table[next[slot]].key[16..<32]
+                    if candidate.lexicographicallyPrecedes(records.tables[bookTables[current].offset][next[current]].key[16..<32]) {
+                        lowest = slot
+                    }
+                } else {
+                    lowest = slot
+                }
+            }
+            guard let slot = lowest else { break }
+            let (index, table) = bookTables[slot]
+            let record = records.tables[index][next[slot]]
+            result.append((ViewKeyLayout.key(table, logical: record.key), record.value))
+            next[slot] += 1
+        }
+        for (index, table) in otherTables {
+            for record in records.tables[index] { result.append((ViewKeyLayout.key(table, logical: record.key), record.value)) }
+        }
+        return result
+    }
+
+    /// Replaces one reader's records (the database may hold other readers) with its views
     /// folded in memory: every record whose key starts with the reader's ID is removed, then the
     /// views are written with plain puts.
     func replace(reader: ReaderID, with views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
         precondition(views.reader == reader, "the views are of another reader")
         let prefix = ReaderIDKey.encode(reader)
-        for (_, database) in all {
-            var keys: [[UInt8]] = []
-            try txn.forEach(database, from: prefix, prefix: prefix) { key, _ in
-                keys.append(key)
-                return true
-            }
-            for key in keys { try txn.delete(database, key) }
+        var keys: [[UInt8]] = []
+        try txn.forEachRaw(database, from: prefix, direction: .forward, prefix: prefix) { key, _ in
+            keys.append(Array(key))
+            return true
         }
-        for (table, entries) in zip(ViewTable.allCases, Self.records(of: views).tables) {
-            for (key, value) in entries { try txn.putRaw(self[table], key, value, flags: []) }
-        }
+        for key in keys { _ = try txn.deleteRaw(database, key) }
+        for (key, value) in Self.databaseRecords(Self.records(of: views)) { try txn.putRaw(database, key, value, flags: []) }
     }
 
     /// LMDB's default key order (`memcmp` of the common length, then the shorter first).
@@ -322,17 +450,17 @@ struct LMDBViewStore: ViewStore {
     }
     /// The details of one book in one table, chunk by chunk in order; a chunk out of place (a gap
     /// in the chunk numbers, or one after a chunk that is not full) or that does not decode is damage.
-    private func details<Value: DetailChunkValue>(_ table: ViewDatabases.Table<ReaderBookIndexKey, Value>, _ reader: ReaderID,
-                                                  _ book: BookID) throws -> [Value.Detail] {
+    private func details<Tag, Value: DetailChunkValue>(_ table: ViewDatabases.Table<ViewKey<ReaderBookIndexKey, Tag>, Value>,
+                                                       _ reader: ReaderID, _ book: BookID) throws -> [Value.Detail] {
         var result: [Value.Detail] = []
         let size = ViewRecordCodec.detailsPerChunk
         // Raw cursor steps: the key's reader and book are the prefix, so only its chunk number is
         // read (no identifiers built per record), and the value is decoded straight from the map.
-        try txn.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((reader, book))) { key, value in
-            guard key.count == 36 else {
-                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has a detail key of \(key.count) bytes, not 36")
+        try txn.forEachRaw(table, from: nil, direction: .forward, prefix: ViewKeyLayout.prefix(Tag.table, reader: reader, book: book)) { key, value in
+            guard key.count == 38 else {
+                throw EventStoreError.corruptView(detail: "\(table.name): book \(book) has a detail key of \(key.count) bytes, not 38")
             }
-            let chunk = UInt32(key[32]) << 24 | UInt32(key[33]) << 16 | UInt32(key[34]) << 8 | UInt32(key[35])
+            let chunk = UInt32(key[34]) << 24 | UInt32(key[35]) << 16 | UInt32(key[36]) << 8 | UInt32(key[37])
             guard result.count % size == 0, chunk == UInt32(result.count / size) else {
                 throw EventStoreError.corruptView(
                     detail: "\(table.name): book \(book) has chunk \(chunk) after \(result.count) details (chunks of \(size), every one but the last full)")
@@ -376,7 +504,7 @@ struct LMDBViewStore: ViewStore {
         // build), so its format byte need not be read.
         guard let previous, previous.reader == view.reader, previous.book == view.book,
               try memo?.knowsBook(reader: view.reader, book: view.book) == true
-                || txn.rawValue(tables.books, ReaderBookKey.encode(key))?.first == ViewRecordCodec.summaryFormat else {
+                || txn.rawValue(tables.books, ViewKey<ReaderBookKey, BooksTable>.encode(key))?.first == ViewRecordCodec.summaryFormat else {
             return try putBookView(view)
         }
         let w = try writer
@@ -390,7 +518,7 @@ struct LMDBViewStore: ViewStore {
     }
     /// Writes the chunks of `new` that differ from the same chunks of `old` and deletes the chunks
     /// past the new end.
-    private func putChanged<Value: DetailChunkValue>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>,
+    private func putChanged<Tag, Value: DetailChunkValue>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ViewKey<ReaderBookIndexKey, Tag>, Value>,
                                                      _ view: BookView, _ new: [Value.Detail], _ old: [Value.Detail]) throws {
         let size = ViewRecordCodec.detailsPerChunk
         let chunks = ViewRecordCodec.chunked(new)
@@ -404,26 +532,31 @@ struct LMDBViewStore: ViewStore {
             try w.delete(table, ((view.reader, view.book), UInt32(number)))
         }
     }
-    private func putDetails<Value: DetailChunkValue>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ReaderBookIndexKey, Value>,
+    private func putDetails<Tag, Value: DetailChunkValue>(_ w: WriteTransaction, _ table: ViewDatabases.Table<ViewKey<ReaderBookIndexKey, Tag>, Value>,
                                                      _ view: BookView, _ items: [Value.Detail]) throws {
         let records = ViewRecordCodec.chunked(items).map { Value.encode($0.details) }
         var same = [Bool](repeating: false, count: records.count)
         var stale: [UInt32] = []
-        try w.forEachRaw(table, from: nil, direction: .forward, prefix: ReaderBookKey.encode((view.reader, view.book))) { key, value in
-            let number = Int(try BigEndianUInt32.decode(UnsafeRawBufferPointer(rebasing: key[32...])))
+        try w.forEachRaw(table, from: nil, direction: .forward, prefix: ViewKeyLayout.prefix(Tag.table, reader: view.reader, book: view.book)) { key, value in
+            let number = Int(try BigEndianUInt32.decode(UnsafeRawBufferPointer(rebasing: key[34...])))
             if number < records.count { same[number] = records[number].elementsEqual(value) } else { stale.append(UInt32(number)) }
             return true
         }
         for (number, record) in records.enumerated() where !same[number] {
-            try w.putRaw(table, ReaderBookIndexKey.encode(((view.reader, view.book), UInt32(number))), record, flags: [])
+            try w.putRaw(table, ViewKey<ReaderBookIndexKey, Tag>.encode(((view.reader, view.book), UInt32(number))), record, flags: [])
         }
         for number in stale { try w.delete(table, ((view.reader, view.book), number)) }
     }
     func bookViews(reader: ReaderID) throws -> [BookView] {
         var result: [BookView] = []
-        try forEach(tables.books, prefix: ReaderIDKey.encode(reader)) { key, summary in
-            result.append(try assemble(reader: key.0, book: key.1, summary: summary).view)
-            return true
+        // The reader's book records of every part: the summaries are the keys of part 0.
+        try reading(tables.books) {
+            try txn.forEachRaw(tables.books, from: nil, direction: .forward, prefix: ViewKeyLayout.prefix(.books, reader: reader)) { key, value in
+                guard ViewKeyLayout.table(of: key) == .books else { return true }
+                let (reader, book) = try ViewKey<ReaderBookKey, BooksTable>.decode(key)
+                result.append(try assemble(reader: reader, book: book, summary: try BookSummaryValue.decode(value)).view)
+                return true
+            }
         }
         return result
     }
@@ -435,7 +568,7 @@ struct LMDBViewStore: ViewStore {
         if total.isZero { try writer.delete(tables.days, (reader, day)) } else { try writer.put(tables.days, (reader, day), total) }
     }
     func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        try records(tables.days, from: (reader, range.lowerBound), prefix: ReaderIDKey.encode(reader), upTo: range.upperBound) { $0.1 }
+        try records(tables.days, from: (reader, range.lowerBound), prefix: ViewKeyLayout.prefix(.days, reader: reader), upTo: range.upperBound) { $0.1 }
     }
 
     func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
@@ -446,7 +579,7 @@ struct LMDBViewStore: ViewStore {
         if total.isZero { try writer.delete(tables.bookDays, key) } else { try writer.put(tables.bookDays, key, total) }
     }
     func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        try records(tables.bookDays, from: ((reader, book), range.lowerBound), prefix: ReaderBookKey.encode((reader, book)),
+        try records(tables.bookDays, from: ((reader, book), range.lowerBound), prefix: ViewKeyLayout.prefix(.bookDays, reader: reader, book: book),
                     upTo: range.upperBound) { $0.1 }
     }
 
@@ -457,7 +590,7 @@ struct LMDBViewStore: ViewStore {
         if total == MonthTotal() { try writer.delete(tables.months, (reader, month)) } else { try writer.put(tables.months, (reader, month), total) }
     }
     func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)] {
-        try records(tables.months, from: (reader, range.lowerBound), prefix: ReaderIDKey.encode(reader), upTo: range.upperBound) { $0.1 }
+        try records(tables.months, from: (reader, range.lowerBound), prefix: ViewKeyLayout.prefix(.months, reader: reader), upTo: range.upperBound) { $0.1 }
     }
 
     func bucketTotals(reader: ReaderID) throws -> BucketTotals {
@@ -469,7 +602,7 @@ struct LMDBViewStore: ViewStore {
 
     func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun? {
         var found: StreakRun?
-        try forEach(tables.runs, from: (reader, day), direction: .backward, prefix: ReaderIDKey.encode(reader)) { _, run in
+        try forEach(tables.runs, from: (reader, day), direction: .backward, prefix: ViewKeyLayout.prefix(.runs, reader: reader)) { _, run in
             found = run
             return false
         }
@@ -486,7 +619,7 @@ struct LMDBViewStore: ViewStore {
     }
     func streakRuns(reader: ReaderID) throws -> [StreakRun] {
         var result: [StreakRun] = []
-        try forEach(tables.runs, prefix: ReaderIDKey.encode(reader)) { _, run in
+        try forEach(tables.runs, prefix: ViewKeyLayout.prefix(.runs, reader: reader)) { _, run in
             result.append(run)
             return true
         }
@@ -495,7 +628,7 @@ struct LMDBViewStore: ViewStore {
 
     func goalBooks(reader: ReaderID) throws -> [BookID] {
         var result: [BookID] = []
-        try forEach(tables.goals, prefix: ReaderIDKey.encode(reader)) { key, _ in
+        try forEach(tables.goals, prefix: ViewKeyLayout.prefix(.goals, reader: reader)) { key, _ in
             result.append(key.1)
             return true
         }
@@ -514,7 +647,7 @@ struct LMDBViewStore: ViewStore {
     }
     func yearViews(reader: ReaderID) throws -> [YearView] {
         var result: [YearView] = []
-        try forEach(tables.years, prefix: ReaderIDKey.encode(reader)) { _, view in
+        try forEach(tables.years, prefix: ViewKeyLayout.prefix(.years, reader: reader)) { _, view in
             result.append(view)
             return true
         }
@@ -531,12 +664,5 @@ struct LMDBViewStore: ViewStore {
         try writer.put(tables.readers, reader, view)
         memo?.note(reader: reader, view)
     }
-    func readers() throws -> [ReaderID] {
-        var result: [ReaderID] = []
-        try forEach(tables.readers) { key, _ in
-            result.append(key)
-            return true
-        }
-        return result
-    }
+    func readers() throws -> [ReaderID] { try tables.readersWithRecord(txn) }
 }

@@ -1,0 +1,171 @@
+import LMDB
+import Projections
+import ReadingEvents
+
+// Where each view table's records lie in its generation's one LMDB database (views version 8,
+// issue 37). Every table's key starts with the reader's 16 ID bytes; in the database the next
+// byte is the table's group: 0 for the six tables of a book view, which then have the book's 16
+// ID bytes and the table's part, so a book's summary, decision record and detail chunks are
+// neighbours; one byte of its own for every other table. A single-event commit then writes one
+// B-tree with the reader's records side by side instead of a B-tree path in each of fourteen
+// databases (42.25 pages a commit before, `Scripts/commit-pages.py`).
+//
+//   book view tables:  reader (16) | 0 | book (16) | part (1) | the rest (a detail's chunk: 4)
+//   other tables:      reader (16) | group (1) | the rest of the table's key
+//
+// Inside one table the order of keys is the order of the table's own keys (fixed bytes are
+// inserted at fixed places), so ranges and prefixes of a table are ranges and prefixes here.
+
+extension ViewTable {
+    /// The byte after the reader's ID in the database's key: 0 for a book view's six tables,
+    /// each other table its own.
+    var group: UInt8 {
+        switch self {
+        case .books, .decisions, .bookEntries, .bookSessions, .bookSentences, .bookMemos: 0
+        case .days: 1
+        case .bookDays: 2
+        case .months: 3
+        case .buckets: 4
+        case .runs: 5
+        case .readers: 6
+        case .goals: 7
+        case .years: 8
+        }
+    }
+
+    /// For a book view's table, the byte after the book's ID (its records in that order: summary,
+    /// decision, entries, sessions, sentences, memos); `nil` for the other tables.
+    var part: UInt8? {
+        switch self {
+        case .books: 0
+        case .decisions: 1
+        case .bookEntries: 2
+        case .bookSessions: 3
+        case .bookSentences: 4
+        case .bookMemos: 5
+        case .days, .bookDays, .months, .buckets, .runs, .readers, .goals, .years: nil
+        }
+    }
+}
+
+/// The keys of the view database: a table's own key (its codec's bytes) with the table's group
+/// (and, for a book view's tables, its part) inserted, and back.
+///
+/// `Sendable`: a namespace.
+enum ViewKeyLayout {
+    /// The tables in the order of their (group, part): what a key's bytes name.
+    private static let tablesByGroup: [UInt8: ViewTable] = Dictionary(
+        uniqueKeysWithValues: ViewTable.allCases.filter { $0.part == nil }.map { ($0.group, $0) })
+    private static let bookTablesByPart: [UInt8: ViewTable] = Dictionary(
+        uniqueKeysWithValues: ViewTable.allCases.compactMap { table in table.part.map { ($0, table) } })
+
+    /// The database's key for `table`'s own key `logical` (at least the reader's 16 bytes; for
+    /// a book view's table, at least the reader's and the book's 32).
+    static func key(_ table: ViewTable, logical: some Collection<UInt8>) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(logical.count + 2)
+        var rest = logical[...]
+        key.append(contentsOf: rest.prefix(16))
+        rest = rest.dropFirst(16)
+        key.append(table.group)
+        if let part = table.part, !rest.isEmpty {
+            key.append(contentsOf: rest.prefix(16))
+            rest = rest.dropFirst(16)
+            key.append(part)
+        }
+        key.append(contentsOf: rest)
+        return key
+    }
+
+    /// The table whose record a database key is; `nil` for a key of no table (too short, or a
+    /// group or part no table has).
+    static func table(of key: UnsafeRawBufferPointer) -> ViewTable? {
+        guard key.count >= 17 else { return nil }
+        guard key[16] == 0 else { return tablesByGroup[key[16]] }
+        return key.count >= 34 ? bookTablesByPart[key[33]] : nil
+    }
+
+    /// `table`'s own key of the database key `key`, or `nil` when `key` is not a key of `table`.
+    static func logical(_ key: UnsafeRawBufferPointer, of table: ViewTable) -> [UInt8]? {
+        guard Self.table(of: key) == table else { return nil }
+        var logical: [UInt8] = []
+        logical.reserveCapacity(key.count)
+        logical.append(contentsOf: key[0..<16])
+        if table.part != nil {
+            logical.append(contentsOf: key[17..<33])
+            logical.append(contentsOf: key[34...])
+        } else {
+            logical.append(contentsOf: key[17...])
+        }
+        return logical
+    }
+
+    /// The prefix of every record of `table` for `reader` (for a book view's table, of every
+    /// book view table's record of the reader: see ``prefix(_:reader:book:)``).
+    static func prefix(_ table: ViewTable, reader: ReaderID) -> [UInt8] {
+        var prefix = reader.bytes
+        prefix.append(table.group)
+        return prefix
+    }
+
+    /// The prefix of the records of a book view's `table` for one book.
+    static func prefix(_ table: ViewTable, reader: ReaderID, book: BookID) -> [UInt8] {
+        var prefix = reader.bytes
+        prefix.append(table.group)
+        prefix.append(contentsOf: book.bytes)
+        if let part = table.part { prefix.append(part) }
+        return prefix
+    }
+}
+
+/// Names a view table in a key codec's type (``ViewKey``).
+protocol ViewTableTag: Sendable {
+    /// The table.
+    static var table: ViewTable { get }
+}
+
+/// The codec of a view table's keys in the view database: the table's own key codec `Logical`,
+/// with the table's group and part (``ViewKeyLayout``) inserted on the way in and checked and
+/// removed on the way out. A key of another table does not decode (``LMDBError`` of kind
+/// `badValueSize`, which the view store reports as a damaged view).
+///
+/// `Sendable`: a caseless enum.
+enum ViewKey<Logical: LMDBKeyCodec, Tag: ViewTableTag>: LMDBKeyCodec {
+    typealias Item = Logical.Item
+
+    /// The table's own key with the group and part inserted in place (one array).
+    static func encode(_ item: Item) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(42)
+        Logical.encode(item, into: &key)
+        key.insert(Tag.table.group, at: min(16, key.count))
+        if let part = Tag.table.part { key.insert(part, at: min(33, key.count)) }
+        return key
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Item {
+        guard let logical = ViewKeyLayout.logical(bytes, of: Tag.table) else {
+            throw LMDBError.undecodable(codec: "ViewKey<\(Tag.table)>", "a key of \(bytes.count) bytes that is not a key of table \(Tag.table)")
+        }
+        let result: Result<Item, LMDBError> = logical.withUnsafeBytes { bytes in
+            Result { () throws(LMDBError) in try Logical.decode(bytes) }
+        }
+        return try result.get()
+    }
+}
+
+// The tables, named in types.
+enum BooksTable: ViewTableTag { static var table: ViewTable { .books } }
+enum BookEntriesTable: ViewTableTag { static var table: ViewTable { .bookEntries } }
+enum BookSessionsTable: ViewTableTag { static var table: ViewTable { .bookSessions } }
+enum BookSentencesTable: ViewTableTag { static var table: ViewTable { .bookSentences } }
+enum BookMemosTable: ViewTableTag { static var table: ViewTable { .bookMemos } }
+enum DecisionsTable: ViewTableTag { static var table: ViewTable { .decisions } }
+enum DaysTable: ViewTableTag { static var table: ViewTable { .days } }
+enum BookDaysTable: ViewTableTag { static var table: ViewTable { .bookDays } }
+enum MonthsTable: ViewTableTag { static var table: ViewTable { .months } }
+enum BucketsTable: ViewTableTag { static var table: ViewTable { .buckets } }
+enum RunsTable: ViewTableTag { static var table: ViewTable { .runs } }
+enum ReadersTable: ViewTableTag { static var table: ViewTable { .readers } }
+enum GoalsTable: ViewTableTag { static var table: ViewTable { .goals } }
+enum YearsTable: ViewTableTag { static var table: ViewTable { .years } }
