@@ -129,8 +129,17 @@ protocol ViewTableTag: Sendable {
 /// removed on the way out. A key of another table does not decode (``LMDBError`` of kind
 /// `badValueSize`, which the view store reports as a damaged view).
 ///
+/// Declared without constraints and made a codec where they hold (as ``KeyPair`` and `IDKey`):
+/// the metadata of a table's type then needs no conformance look-up at run time (with the
+/// constraints on the declaration, the open's first use of the fourteen table types scanned the
+/// process's conformance records, about 7M instructions, `Scripts/open-instructions.sh`).
+///
 /// `Sendable`: a caseless enum.
-enum ViewKey<Logical: LMDBKeyCodec, Tag: ViewTableTag>: LMDBKeyCodec {
+enum ViewKey<Logical, Tag>: Sendable {}
+
+extension ViewKey: LMDBKeyCodec where Logical: LMDBKeyCodec, Tag: ViewTableTag {}
+
+extension ViewKey: LMDBValueCodec where Logical: LMDBKeyCodec, Tag: ViewTableTag {
     typealias Item = Logical.Item
 
     /// The table's own key with the group and part inserted in place (one array).
