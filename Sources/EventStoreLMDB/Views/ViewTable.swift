@@ -4,9 +4,10 @@
 ///
 /// Each table belongs to one view, the name `rebuild --view` takes (``view``): a book view is six
 /// tables (its summary, its decision state and one table per kind of detail), every other view one.
-/// Adding a table is a case here; the compiler then asks for its view, its summary, its typed
-/// database in `ViewDatabases` and its part of the digest (each an exhaustive `switch`), and
-/// `ViewTableTests` asks for its line in the DocC overview.
+/// Adding a table is a case here; the compiler then asks for its view, its summary, its group
+/// (and for a book view's table its part) in `ViewKeys.swift`, which places its records in the
+/// generation's one database, its typed table in `ViewDatabases` and its part of the digest (each
+/// an exhaustive `switch`), and `ViewTableTests` asks for its line in the DocC overview.
 ///
 /// `Sendable`: a plain enumeration.
 public enum ViewTable: String, CaseIterable, Sendable {
