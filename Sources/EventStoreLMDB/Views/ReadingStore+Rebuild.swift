@@ -182,10 +182,10 @@ extension ReadingStore {
             if let view {
                 // Copy every table of the rebuilt view into the active generation, then clear the shadow.
                 for table in ViewTable.tables(of: view) {
-                    let destination = generations[old]
-                    try destination.removeAll(of: table, txn)
-                    try generations[target].forEachRecord(of: table, txn) { key, value in
-                        try txn.putRaw(destination.database, Array(key), Array(value), flags: [])
+                    let destination = generations[old].database
+                    try generations[old][table].removeAll(txn)
+                    try generations[target][table].forEachStored(txn) { key, value in
+                        try txn.putRaw(destination, Array(key), Array(value), flags: [])
                         return true
                     }
                 }

@@ -71,24 +71,12 @@ struct ViewDatabases: Sendable {
     /// The records of `table` by the table's own keys (``RawViewTable``).
     subscript(table: ViewTable) -> RawViewTable { RawViewTable(table: table, database: database) }
 
-    /// Calls `body` with every record of `table`, in key order, as the database keeps it
-    /// (key with the table's group and part); it returns false to stop. Scans the whole
-    /// database: for the rarer work on one table (``ReadingStore/rebuild(view:progress:)``).
-    func forEachRecord(of table: ViewTable, _ txn: ReadTransaction,
-                       _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try txn.forEachRaw(database, from: nil, direction: .forward, prefix: nil) { key, value in
-            ViewKeyLayout.table(of: key) == table ? try body(key, value) : true
-        }
-    }
-
-    /// Removes every record of `table`.
-    func removeAll(of table: ViewTable, _ txn: WriteTransaction) throws { try Self.removeAll(of: table, in: database, txn) }
-
-    /// Removes every record of `table` from `database`.
-    static func removeAll(of table: ViewTable, in database: LMDBDatabase<RawBytes, RawBytes>, _ txn: WriteTransaction) throws {
+    /// Removes from `database` every key under `prefix` (every key: `nil`) that `matches`.
+    static func deleteKeys(in database: LMDBDatabase<RawBytes, RawBytes>, prefix: [UInt8]?, _ txn: WriteTransaction,
+                           where matches: (UnsafeRawBufferPointer) -> Bool = { _ in true }) throws {
         var keys: [[UInt8]] = []
-        try txn.forEachRaw(database, from: nil, direction: .forward, prefix: nil) { key, _ in
-            if ViewKeyLayout.table(of: key) == table { keys.append(Array(key)) }
+        try txn.forEachRaw(database, from: prefix, direction: .forward, prefix: prefix) { key, _ in
+            if matches(key) { keys.append(Array(key)) }
             return true
         }
         for key in keys { _ = try txn.deleteRaw(database, key) }
@@ -156,19 +144,25 @@ struct RawViewTable: Sendable {
         }
     }
 
+    /// Calls `body` with every record of the table as the database keeps it (the key with the
+    /// table's group and part), in key order, until it returns false. Scans the whole database:
+    /// for the rarer work on one table (``ReadingStore/rebuild(view:progress:)``, tests).
+    func forEachStored(_ txn: ReadTransaction, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try txn.forEachRaw(database, from: nil, direction: .forward, prefix: nil) { key, value in
+            ViewKeyLayout.table(of: key) == table ? try body(key, value) : true
+        }
+    }
+
     /// The number of the table's records (a scan of the database).
     func count(_ txn: ReadTransaction) throws -> Int {
         var count = 0
-        try txn.forEachRaw(database, from: nil, direction: .forward, prefix: nil) { key, _ in
-            if ViewKeyLayout.table(of: key) == table { count += 1 }
-            return true
-        }
+        try forEachStored(txn) { _, _ in count += 1; return true }
         return count
     }
 
-    /// Removes every record of the table.
+    /// Removes every record of the table (a scan of the database).
     func removeAll(_ txn: WriteTransaction) throws {
-        try ViewDatabases.removeAll(of: table, in: database, txn)
+        try ViewDatabases.deleteKeys(in: database, prefix: nil, txn) { ViewKeyLayout.table(of: $0) == table }
     }
 }
 
@@ -343,13 +337,7 @@ extension ViewDatabases {
     /// views are written with plain puts.
     func replace(reader: ReaderID, with views: SingleReaderViewStore, _ txn: WriteTransaction) throws {
         precondition(views.reader == reader, "the views are of another reader")
-        let prefix = ReaderIDKey.encode(reader)
-        var keys: [[UInt8]] = []
-        try txn.forEachRaw(database, from: prefix, direction: .forward, prefix: prefix) { key, _ in
-            keys.append(Array(key))
-            return true
-        }
-        for key in keys { _ = try txn.deleteRaw(database, key) }
+        try Self.deleteKeys(in: database, prefix: ReaderIDKey.encode(reader), txn)
         for (key, value) in Self.databaseRecords(Self.records(of: views)) { try txn.putRaw(database, key, value, flags: []) }
     }
 
