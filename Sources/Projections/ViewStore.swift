@@ -3,120 +3,205 @@ import ReadingEvents
 /// Where the views live: keyed records that a fold reads and writes one at a time, so the cost of
 /// folding one event depends on what the event touches, never on the length of the history.
 ///
-/// ``InMemoryViewStore`` implements it for tests and rebuilds; the LMDB store implements it inside
-/// its write transaction, so views are written in the same transaction as the events they fold.
-/// Every method is scoped to one reader.
+/// A store holds the tables of ``ViewRecords`` for each reader and implements six generic
+/// requirements: a point read, a point write (`nil` removes), a take-and-restore pair for records
+/// the fold changes in place, an ordered scan, and the list of readers. What each view reads and
+/// writes (``bookView(reader:book:)``, ``putDayTotal(reader:day:_:)``, ...) is written once, in
+/// this protocol's extension, over those requirements: a zero total or an empty year is removed,
+/// a missing total reads as zero, in every store alike.
+///
+/// ``InMemoryViewStore`` and ``SingleReaderViewStore`` implement it in memory; the LMDB store
+/// implements it inside its write transaction, so views are written in the same transaction as the
+/// events they fold. ``CachingViewStore`` and ``AnyViewStore`` wrap any store without code of
+/// their own per table. Every method is scoped to one reader.
 public protocol ViewStore {
-    /// The view of one book, if the reader ever added it.
-    func bookView(reader: ReaderID, book: BookID) throws -> BookView?
-    /// Stores the view of one book. `consuming`: a store that keeps views in memory keeps the
-    /// caller's view itself, so the fold hands its view over without copying it.
-    mutating func putBookView(_ view: consuming BookView) throws
-    /// Every book view of the reader, in book-ID order.
-    func bookViews(reader: ReaderID) throws -> [BookView]
-    /// The view of one book, read to be changed and then put back: with ``putBookView(_:)``
-    /// after a change, or unchanged with ``restoreBookView(_:)``. A store that keeps views in
-    /// memory hands the view over without keeping a reference meanwhile, so changing it copies
-    /// none of its arrays (the fold changes a book view once per event). No other read of the
-    /// book may come between the two calls.
-    mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView?
-    /// Gives back, unchanged, a view taken with ``takeBookView(reader:book:)``: nothing is written.
-    mutating func restoreBookView(_ view: BookView) throws
-    /// Stores the view of one book that was `previous` when it was read from this store (`nil`:
-    /// it was not there): a store that keeps a book in parts writes only the parts that differ.
-    mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws
-
-    /// The totals of one day (zero when nothing was read).
-    func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal
-    /// Stores one day's totals; a zero total removes the day.
-    mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws
-    /// Days with a non-zero total in `range`, in order.
-    func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)]
-
-    /// The totals of one book on one day.
-    func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal
-    /// Stores one book's totals on one day; zero removes it.
-    mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws
-    /// One book's non-zero days in `range`, in order.
-    func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)]
-
-    /// The totals of one month.
-    func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal
-    /// Stores one month's totals; zero removes it.
-    mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws
-    /// Months with a non-zero total in `range`, in order.
-    func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)]
-
-    /// The reader's time-of-day totals.
-    func bucketTotals(reader: ReaderID) throws -> BucketTotals
-    /// The reader's time-of-day totals, read to be changed and then put back with
-    /// ``putBucketTotals(reader:_:)`` at once (`nil`: none stored): a store that keeps them in
-    /// memory hands them over, so adding to them copies neither array.
-    mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals?
-    /// Stores the reader's time-of-day totals.
-    mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws
-
-    /// The streak run with the latest start on or before `day`, if any.
-    func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun?
-    /// The streak run starting exactly on `day`, if any.
-    func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun?
-    /// Stores a run (keyed by its start).
-    mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws
-    /// Removes the run starting on `start`.
-    mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws
-    /// Every run of the reader, in order.
-    func streakRuns(reader: ReaderID) throws -> [StreakRun]
-
-    /// The books of the reader with an active goal (what the home list shows), in book-ID order.
-    func goalBooks(reader: ReaderID) throws -> [BookID]
-    /// Records whether a book has an active goal (in the library, not finished, with a goal).
-    mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws
-
-    /// The record of one calendar year (challenge, books' pages and finishes), if any.
-    func yearView(reader: ReaderID, year: Int) throws -> YearView?
-    /// Stores the record of one year; an empty record removes it.
-    mutating func putYearView(reader: ReaderID, _ view: consuming YearView) throws
-    /// The record of one year, read to be changed and then put back with ``putYearView(reader:_:)``
-    /// at once (no other read of the year between the two calls). A store that keeps years in
-    /// memory hands the record over without keeping a reference meanwhile, so adding a book to
-    /// a year of 100,000 books does not copy them all (issue 37).
-    mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView?
-    /// Every year record of the reader, in year order.
-    func yearViews(reader: ReaderID) throws -> [YearView]
-
-    /// The reader's own record.
-    func readerView(reader: ReaderID) throws -> ReaderView?
-    /// The reader's own record, read to be changed and then put back with
-    /// ``putReaderView(reader:_:)`` at once (no other read of the record between the two calls):
-    /// a store that keeps it in memory hands it over without a copy (the fold changes it for
-    /// every event).
-    mutating func takeReaderView(reader: ReaderID) throws -> ReaderView?
-    /// Stores the reader's own record.
-    mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws
-    /// Every reader with a record, in ID order.
+    /// The record under `key` in `table`, if there is one.
+    func record<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) throws -> T.Record?
+    /// The record under `key`, read to be changed and then given back at once: with
+    /// ``putRecord(_:reader:_:_:replacing:)`` after a change, or unchanged with
+    /// ``restoreRecord(_:reader:_:_:)``; no other read of the record may come between. A store
+    /// that keeps records in memory hands the record over without keeping a reference meanwhile,
+    /// so changing it copies none of its arrays (the fold changes a book view once per event).
+    mutating func takeRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) throws -> T.Record?
+    /// Gives back, unchanged, a record taken with ``takeRecord(_:reader:_:)``: nothing is written.
+    mutating func restoreRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key, _ record: consuming T.Record) throws
+    /// Stores `record` under `key` (`nil` removes it). `previous`: the record as it was read from
+    /// this store, for a table written in parts (``ViewRecordTable/isWrittenInParts``), so that a
+    /// store that keeps the record in parts writes only the parts that differ (`nil`: unknown or
+    /// absent).
+    mutating func putRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key, _ record: consuming T.Record?,
+                                                replacing previous: T.Record?) throws
+    /// Calls `body` with the records of `table` whose keys lie in `from ... through` (an absent
+    /// bound: unbounded), in key order, or in reverse key order with `reverse`, until `body`
+    /// returns `false`.
+    func forEachRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?, reverse: Bool,
+                                           _ body: (T.Key, T.Record) throws -> Bool) throws
+    /// Every reader with a ``ViewRecords/Readers`` record, in ID order.
     func readers() throws -> [ReaderID]
 }
 
 extension ViewStore {
-    /// The default: ``bookView(reader:book:)`` (a store that keeps no views in memory has no
+    /// The default: ``record(_:reader:_:)`` (a store that keeps no records in memory has no
     /// reference to give up).
+    public mutating func takeRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) throws -> T.Record? {
+        try record(table, reader: reader, key)
+    }
+    /// The default: nothing (the record was never handed over).
+    public mutating func restoreRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key, _ record: consuming T.Record) throws {}
+
+    /// The records of `table` with keys in `from ... through`, in key order.
+    @inlinable
+    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key? = nil, through: T.Key? = nil) throws
+        -> [(key: T.Key, record: T.Record)] {
+        var result: [(key: T.Key, record: T.Record)] = []
+        try forEachRecord(table, reader: reader, from: from, through: through, reverse: false) { key, record in
+            result.append((key, record))
+            return true
+        }
+        return result
+    }
+}
+
+// The views' rules, written once over the generic requirements.
+extension ViewStore {
+    /// The view of one book, if the reader ever added it.
+    public func bookView(reader: ReaderID, book: BookID) throws -> BookView? { try record(ViewRecords.Books.self, reader: reader, book) }
+    /// Stores the view of one book. `consuming`: a store that keeps views in memory keeps the
+    /// caller's view itself, so the fold hands its view over without copying it.
+    public mutating func putBookView(_ view: consuming BookView) throws {
+        let reader = view.reader, book = view.book
+        try putRecord(ViewRecords.Books.self, reader: reader, book, view, replacing: nil)
+    }
+    /// Every book view of the reader, in book-ID order.
+    public func bookViews(reader: ReaderID) throws -> [BookView] { try records(ViewRecords.Books.self, reader: reader).map(\.record) }
+    /// The view of one book, read to be changed and then put back: with ``putBookView(_:)``
+    /// after a change, or unchanged with ``restoreBookView(_:)`` (``takeRecord(_:reader:_:)``).
     public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
-        try bookView(reader: reader, book: book)
+        try takeRecord(ViewRecords.Books.self, reader: reader, book)
     }
-    /// The default: nothing (the view was never handed over).
-    public mutating func restoreBookView(_ view: BookView) throws {}
-    /// The default: ``yearView(reader:year:)``.
-    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
-        try yearView(reader: reader, year: year)
+    /// Gives back, unchanged, a view taken with ``takeBookView(reader:book:)``: nothing is written.
+    public mutating func restoreBookView(_ view: BookView) throws {
+        try restoreRecord(ViewRecords.Books.self, reader: view.reader, view.book, view)
     }
-    /// The default: ``bucketTotals(reader:)``.
+    /// Stores the view of one book that was `previous` when it was read from this store (`nil`:
+    /// it was not there): a store that keeps a book in parts writes only the parts that differ.
+    public mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws {
+        try putRecord(ViewRecords.Books.self, reader: view.reader, view.book, view, replacing: previous)
+    }
+
+    /// The totals of one day (zero when nothing was read).
+    public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal {
+        try record(ViewRecords.Days.self, reader: reader, day) ?? DayTotal()
+    }
+    /// Stores one day's totals; a zero total removes the day.
+    public mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
+        try putRecord(ViewRecords.Days.self, reader: reader, day, total.isZero ? nil : total, replacing: nil)
+    }
+    /// Days with a non-zero total in `range`, in order.
+    public func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
+        try records(ViewRecords.Days.self, reader: reader, from: range.lowerBound, through: range.upperBound).map { ($0.key, $0.record) }
+    }
+
+    /// The totals of one book on one day.
+    public func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
+        try record(ViewRecords.BookDays.self, reader: reader, BookDayKey(book: book, day: day)) ?? DayTotal()
+    }
+    /// Stores one book's totals on one day; zero removes it.
+    public mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws {
+        try putRecord(ViewRecords.BookDays.self, reader: reader, BookDayKey(book: book, day: day), total.isZero ? nil : total, replacing: nil)
+    }
+    /// One book's non-zero days in `range`, in order.
+    public func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
+        try records(ViewRecords.BookDays.self, reader: reader, from: BookDayKey(book: book, day: range.lowerBound),
+                    through: BookDayKey(book: book, day: range.upperBound)).map { ($0.key.day, $0.record) }
+    }
+
+    /// The totals of one month.
+    public func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal {
+        try record(ViewRecords.Months.self, reader: reader, month) ?? MonthTotal()
+    }
+    /// Stores one month's totals; zero removes it.
+    public mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws {
+        try putRecord(ViewRecords.Months.self, reader: reader, month, total == MonthTotal() ? nil : total, replacing: nil)
+    }
+    /// Months with a non-zero total in `range`, in order.
+    public func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)] {
+        try records(ViewRecords.Months.self, reader: reader, from: range.lowerBound, through: range.upperBound).map { ($0.key, $0.record) }
+    }
+
+    /// The reader's time-of-day totals.
+    public func bucketTotals(reader: ReaderID) throws -> BucketTotals {
+        try record(ViewRecords.Buckets.self, reader: reader, ReaderRecordKey()) ?? BucketTotals()
+    }
+    /// The reader's time-of-day totals, read to be changed and then put back with
+    /// ``putBucketTotals(reader:_:)`` at once (`nil`: none stored).
     public mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals? {
-        try bucketTotals(reader: reader)
+        try takeRecord(ViewRecords.Buckets.self, reader: reader, ReaderRecordKey())
     }
-    /// The default: ``readerView(reader:)``.
+    /// Stores the reader's time-of-day totals.
+    public mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws {
+        try putRecord(ViewRecords.Buckets.self, reader: reader, ReaderRecordKey(), totals, replacing: nil)
+    }
+
+    /// The streak run with the latest start on or before `day`, if any.
+    public func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun? {
+        var found: StreakRun?
+        try forEachRecord(ViewRecords.Runs.self, reader: reader, from: nil, through: day, reverse: true) { _, run in
+            found = run
+            return false
+        }
+        return found
+    }
+    /// The streak run starting exactly on `day`, if any.
+    public func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun? {
+        try record(ViewRecords.Runs.self, reader: reader, day)
+    }
+    /// Stores a run (keyed by its start).
+    public mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws {
+        try putRecord(ViewRecords.Runs.self, reader: reader, run.start, run, replacing: nil)
+    }
+    /// Removes the run starting on `start`.
+    public mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws {
+        try putRecord(ViewRecords.Runs.self, reader: reader, start, nil, replacing: nil)
+    }
+    /// Every run of the reader, in order.
+    public func streakRuns(reader: ReaderID) throws -> [StreakRun] { try records(ViewRecords.Runs.self, reader: reader).map(\.record) }
+
+    /// The books of the reader with an active goal (what the home list shows), in book-ID order.
+    public func goalBooks(reader: ReaderID) throws -> [BookID] { try records(ViewRecords.Goals.self, reader: reader).map(\.key) }
+    /// Records whether a book has an active goal (in the library, not finished, with a goal).
+    public mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
+        try putRecord(ViewRecords.Goals.self, reader: reader, book, active ? PresenceRecord() : nil, replacing: nil)
+    }
+
+    /// The record of one calendar year (challenge, books' pages and finishes), if any.
+    public func yearView(reader: ReaderID, year: Int) throws -> YearView? { try record(ViewRecords.Years.self, reader: reader, year) }
+    /// Stores the record of one year; an empty record removes it.
+    public mutating func putYearView(reader: ReaderID, _ view: consuming YearView) throws {
+        let year = view.year
+        let kept: YearView? = view.isEmpty ? nil : view
+        try putRecord(ViewRecords.Years.self, reader: reader, year, kept, replacing: nil)
+    }
+    /// The record of one year, read to be changed and then put back with ``putYearView(reader:_:)``
+    /// at once (no other read of the year between the two calls), so adding a book to a year of
+    /// 100,000 books does not copy them all (issue 37).
+    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
+        try takeRecord(ViewRecords.Years.self, reader: reader, year)
+    }
+    /// Every year record of the reader, in year order.
+    public func yearViews(reader: ReaderID) throws -> [YearView] { try records(ViewRecords.Years.self, reader: reader).map(\.record) }
+
+    /// The reader's own record.
+    public func readerView(reader: ReaderID) throws -> ReaderView? {
+        try record(ViewRecords.Readers.self, reader: reader, ReaderRecordKey())
+    }
+    /// The reader's own record, read to be changed and then put back with
+    /// ``putReaderView(reader:_:)`` at once (the fold changes it for every event).
     public mutating func takeReaderView(reader: ReaderID) throws -> ReaderView? {
-        try readerView(reader: reader)
+        try takeRecord(ViewRecords.Readers.self, reader: reader, ReaderRecordKey())
     }
-    /// The default: ``putBookView(_:)``.
-    public mutating func putBookView(_ view: BookView, replacing previous: BookView?) throws { try putBookView(view) }
+    /// Stores the reader's own record.
+    public mutating func putReaderView(reader: ReaderID, _ view: consuming ReaderView) throws {
+        try putRecord(ViewRecords.Readers.self, reader: reader, ReaderRecordKey(), view, replacing: nil)
+    }
 }

@@ -80,13 +80,15 @@ struct OrderTests {
         }
         let a = try plain.fold()
         let b = try mixed.fold()
-        #expect(b.readerViews[known.reader]?.unknownEvents == 3)
-        #expect(a.readerViews[known.reader]?.unknownEvents == 0)
-        #expect(b.readerViews[known.reader]?.eventCount == known.envelopes.count + 3)
+        #expect(try b.readerView(reader: known.reader)?.unknownEvents == 3)
+        #expect(try a.readerView(reader: known.reader)?.unknownEvents == 0)
+        #expect(try b.readerView(reader: known.reader)?.eventCount == known.envelopes.count + 3)
         // Everything else is identical.
         var expected = a
-        expected.readerViews[known.reader]?.unknownEvents = 3
-        expected.readerViews[known.reader]?.eventCount += 3
+        var readerView = try #require(try expected.readerView(reader: known.reader))
+        readerView.unknownEvents = 3
+        readerView.eventCount += 3
+        try expected.putReaderView(reader: known.reader, readerView)
         #expect(expected == b)
         #expect(try b.homeList(reader: known.reader, asOf: instant("2026-08-03T09:00:00+09:00"), zone: zone("Asia/Seoul"), sortedBy: .readerOrder)
                 == a.homeList(reader: known.reader, asOf: instant("2026-08-03T09:00:00+09:00"), zone: zone("Asia/Seoul"), sortedBy: .readerOrder))
@@ -95,7 +97,7 @@ struct OrderTests {
         var stranger = History(zone: "Europe/Berlin")
         stranger.append(unknown, at: "2026-08-02T15:00:00+02:00")
         let c = try stranger.fold()
-        #expect(c.readerViews[stranger.reader]?.unknownEvents == 1)
+        #expect(try c.readerView(reader: stranger.reader)?.unknownEvents == 1)
         #expect(try c.bookViews(reader: stranger.reader).isEmpty)
         #expect(try c.summary(reader: stranger.reader).totalPages == 0)
     }

@@ -62,7 +62,7 @@ struct ViewStorageTests {
         let books = (0..<5).map { _ in BookID() }
         for book in books { try store.putBookView(view(reader: reader, book: book)) }
         #expect(try store.bookViews(reader: reader).map(\.book) == books.sorted())
-        #expect(Set(store.books.keys) == Set(books))
+        #expect(Set(store.records(ViewRecords.Books.self).map(\.key)) == Set(books))
 
         // Taken and put back changed.
         var taken = try #require(try store.takeBookView(reader: reader, book: books[2]))
@@ -84,7 +84,7 @@ struct ViewStorageTests {
         // Taken and never given back: gone, as a removed dictionary entry.
         _ = try store.takeBookView(reader: reader, book: books[1])
         #expect(try store.bookViews(reader: reader).map(\.book) == books.filter { $0 != books[1] }.sorted())
-        #expect(store.books[books[1]] == nil && store.books.count == 4)
+        #expect(try store.bookView(reader: reader, book: books[1]) == nil && store.records(ViewRecords.Books.self).count == 4)
 
         // Another reader's book is neither found nor taken; a new book gets a slot of its own.
         #expect(try store.takeBookView(reader: ReaderID(), book: books[3]) == nil)

@@ -198,7 +198,7 @@ extension ViewDatabases {
     /// as plain puts in that order would leave.
     static func records(of views: SingleReaderViewStore) -> ReaderRecords {
         let reader = views.reader
-        let books = views.books.sorted { $0.key < $1.key }
+        let books = views.records(ViewRecords.Books.self)
         var tables: [[ReaderRecords.Record]] = []
         var originFree: [[[UInt8]]?] = []
         tables.reserveCapacity(ViewTable.allCases.count)
@@ -217,32 +217,32 @@ extension ViewDatabases {
             var cleared: [[UInt8]]?
             switch table {
             case .books:
-                records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookSummaryValue.encode(($0.value, true))) }
-                if books.contains(where: { $0.value.lastOrigin != nil }) {
-                    cleared = books.map { var view = $0.value; view.lastOrigin = nil; return BookSummaryValue.encode((view, true)) }
+                records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookSummaryValue.encode(($0.record, true))) }
+                if books.contains(where: { $0.record.lastOrigin != nil }) {
+                    cleared = books.map { var view = $0.record; view.lastOrigin = nil; return BookSummaryValue.encode((view, true)) }
                 }
             case .bookEntries: records = details(PageEntryChunkValue.self, \.entries)
             case .bookSessions: records = details(SessionChunkValue.self, \.sessions)
             case .bookSentences: records = details(TextNoteChunkValue.self, \.sentences)
             case .bookMemos: records = details(TextNoteChunkValue.self, \.memos)
             case .decisions:
-                records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookStateValue.encode($0.value.decision)) }
+                records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookStateValue.encode($0.record.decision)) }
             case .days:
-                records = views.days.sorted { $0.key < $1.key }.map { (ReaderDayKey.encode((reader, $0.key)), DayTotalValue.encode($0.value)) }
+                records = views.records(ViewRecords.Days.self).map { (ReaderDayKey.encode((reader, $0.key)), DayTotalValue.encode($0.record)) }
             case .bookDays:
-                records = views.bookDays.sorted { ($0.key.book, $0.key.day) < ($1.key.book, $1.key.day) }.map {
-                    (ReaderBookDayKey.encode(((reader, $0.key.book), $0.key.day)), DayTotalValue.encode($0.value))
+                records = views.records(ViewRecords.BookDays.self).map {
+                    (ReaderBookDayKey.encode(((reader, $0.key.book), $0.key.day)), DayTotalValue.encode($0.record))
                 }
             case .months:
-                records = views.months.sorted { $0.key < $1.key }.map { (ReaderMonthKey.encode((reader, $0.key)), MonthTotalValue.encode($0.value)) }
+                records = views.records(ViewRecords.Months.self).map { (ReaderMonthKey.encode((reader, $0.key)), MonthTotalValue.encode($0.record)) }
             case .buckets:
                 records = []
-                if let totals = views.buckets, totals != BucketTotals() { records = [(ReaderIDKey.encode(reader), BucketTotalsValue.encode(totals))] }
+                if let totals = views.records(ViewRecords.Buckets.self).first?.record, totals != BucketTotals() { records = [(ReaderIDKey.encode(reader), BucketTotalsValue.encode(totals))] }
             case .runs:
-                records = views.runs.map { (ReaderDayKey.encode((reader, $0.start)), StreakRunValue.encode($0)) }
+                records = views.records(ViewRecords.Runs.self).map { (ReaderDayKey.encode((reader, $0.key)), StreakRunValue.encode($0.record)) }
             case .readers:
                 records = []
-                if let view = views.readerRecord {
+                if let view = views.records(ViewRecords.Readers.self).first?.record {
                     records = [(ReaderIDKey.encode(reader), ReaderViewValue.encode(view))]
                     if view.homeOrderOrigin != nil || view.profileOrigin != nil || view.lastEvent?.origin != nil {
                         var shown = view
@@ -251,12 +251,12 @@ extension ViewDatabases {
                     }
                 }
             case .goals:
-                records = views.goals.sorted().map { (ReaderBookKey.encode((reader, $0)), NoValue.encode(())) }
+                records = views.records(ViewRecords.Goals.self).map { (ReaderBookKey.encode((reader, $0.key)), NoValue.encode(())) }
             case .years:
-                let years = views.years.sorted { $0.key < $1.key }
-                records = years.map { (ReaderYearKey.encode((reader, $0.key)), YearViewValue.encode($0.value)) }
-                if years.contains(where: { $0.value.challengeOrigin != nil }) {
-                    cleared = years.map { var year = $0.value; year.challengeOrigin = nil; return YearViewValue.encode(year) }
+                let years = views.records(ViewRecords.Years.self)
+                records = years.map { (ReaderYearKey.encode((reader, $0.key)), YearViewValue.encode($0.record)) }
+                if years.contains(where: { $0.record.challengeOrigin != nil }) {
+                    cleared = years.map { var year = $0.record; year.challengeOrigin = nil; return YearViewValue.encode(year) }
                 }
             }
             Self.order(&records, &cleared)
@@ -394,19 +394,6 @@ struct LMDBViewStore: ViewStore {
     ) throws {
         try reading(table) { try txn.forEach(table, from: from, direction: direction, prefix: prefix, body) }
     }
-    /// The records of one reader in `range` of a table keyed by (reader, `Item`), in order.
-    private func records<Key, Value, Item: Comparable>(
-        _ table: ViewDatabases.Table<Key, Value>, from start: Key.Item, prefix: [UInt8], upTo last: Item, _ item: (Key.Item) -> Item
-    ) throws -> [(Item, Value.Item)] {
-        var result: [(Item, Value.Item)] = []
-        try forEach(table, from: start, prefix: prefix) { key, value in
-            guard item(key) <= last else { return false }
-            result.append((item(key), value))
-            return true
-        }
-        return result
-    }
-
     func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
         if let known = memo?.bookView(reader: reader, book: book) { return known }
         guard let summary = try get(tables.books, (reader, book)) else { return nil }
@@ -555,9 +542,6 @@ struct LMDBViewStore: ViewStore {
     mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
         if total.isZero { try writer.delete(tables.days, (reader, day)) } else { try writer.put(tables.days, (reader, day), total) }
     }
-    func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        try records(tables.days, from: (reader, range.lowerBound), prefix: ViewKeyLayout.prefix(.days, reader: reader), upTo: range.upperBound) { $0.1 }
-    }
 
     func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
         try get(tables.bookDays, ((reader, book), day)) ?? DayTotal()
@@ -566,19 +550,12 @@ struct LMDBViewStore: ViewStore {
         let key = ((reader, book), day)
         if total.isZero { try writer.delete(tables.bookDays, key) } else { try writer.put(tables.bookDays, key, total) }
     }
-    func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        try records(tables.bookDays, from: ((reader, book), range.lowerBound), prefix: ViewKeyLayout.prefix(.bookDays, reader: reader, book: book),
-                    upTo: range.upperBound) { $0.1 }
-    }
 
     func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal {
         try get(tables.months, (reader, month)) ?? MonthTotal()
     }
     mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws {
         if total == MonthTotal() { try writer.delete(tables.months, (reader, month)) } else { try writer.put(tables.months, (reader, month), total) }
-    }
-    func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)] {
-        try records(tables.months, from: (reader, range.lowerBound), prefix: ViewKeyLayout.prefix(.months, reader: reader), upTo: range.upperBound) { $0.1 }
     }
 
     func bucketTotals(reader: ReaderID) throws -> BucketTotals {
@@ -588,14 +565,6 @@ struct LMDBViewStore: ViewStore {
         try writer.put(tables.buckets, reader, totals)
     }
 
-    func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun? {
-        var found: StreakRun?
-        try forEach(tables.runs, from: (reader, day), direction: .backward, prefix: ViewKeyLayout.prefix(.runs, reader: reader)) { _, run in
-            found = run
-            return false
-        }
-        return found
-    }
     func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun? {
         try get(tables.runs, (reader, day))
     }
@@ -605,23 +574,7 @@ struct LMDBViewStore: ViewStore {
     mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws {
         try writer.delete(tables.runs, (reader, start))
     }
-    func streakRuns(reader: ReaderID) throws -> [StreakRun] {
-        var result: [StreakRun] = []
-        try forEach(tables.runs, prefix: ViewKeyLayout.prefix(.runs, reader: reader)) { _, run in
-            result.append(run)
-            return true
-        }
-        return result
-    }
 
-    func goalBooks(reader: ReaderID) throws -> [BookID] {
-        var result: [BookID] = []
-        try forEach(tables.goals, prefix: ViewKeyLayout.prefix(.goals, reader: reader)) { key, _ in
-            result.append(key.1)
-            return true
-        }
-        return result
-    }
     mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
         if active { try writer.put(tables.goals, (reader, book), ()) } else { try writer.delete(tables.goals, (reader, book)) }
     }
@@ -632,14 +585,6 @@ struct LMDBViewStore: ViewStore {
     mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
         let key = (reader, view.year)
         if view.isEmpty { try writer.delete(tables.years, key) } else { try writer.put(tables.years, key, view) }
-    }
-    func yearViews(reader: ReaderID) throws -> [YearView] {
-        var result: [YearView] = []
-        try forEach(tables.years, prefix: ViewKeyLayout.prefix(.years, reader: reader)) { _, view in
-            result.append(view)
-            return true
-        }
-        return result
     }
 
     func readerView(reader: ReaderID) throws -> ReaderView? {
@@ -652,5 +597,123 @@ struct LMDBViewStore: ViewStore {
         try writer.put(tables.readers, reader, view)
         memo?.note(reader: reader, view)
     }
+
+    // The store's generic requirements: each table's records through its typed table. A call
+    // through `AnyViewStore` (the cache's misses and flush) runs these unspecialized, which costs
+    // run-time metadata look-ups (Optional and tuple types) at each call. The casts
+    // are identities (`_identityCast`: a check that the two types are one, no dynamic cast): `T`
+    // is the table `T.kind` names, and a table type that names another's kind stops at the check.
+
+    func record<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) throws -> T.Record? {
+        switch T.kind {
+        case .books: return _identityCast(try bookView(reader: reader, book: _identityCast(key, to: BookID.self)), to: T.Record?.self)
+        case .days: return _identityCast(try get(tables.days, (reader, _identityCast(key, to: LocalDate.self))), to: T.Record?.self)
+        case .bookDays:
+            let key = _identityCast(key, to: BookDayKey.self)
+            return _identityCast(try get(tables.bookDays, ((reader, key.book), key.day)), to: T.Record?.self)
+        case .months: return _identityCast(try get(tables.months, (reader, _identityCast(key, to: YearMonth.self))), to: T.Record?.self)
+        case .buckets: return _identityCast(try get(tables.buckets, reader), to: T.Record?.self)
+        case .runs: return _identityCast(try get(tables.runs, (reader, _identityCast(key, to: LocalDate.self))), to: T.Record?.self)
+        case .goals: return _identityCast(try get(tables.goals, (reader, _identityCast(key, to: BookID.self))).map { PresenceRecord() }, to: T.Record?.self)
+        case .years: return _identityCast(try get(tables.years, (reader, _identityCast(key, to: Int.self))), to: T.Record?.self)
+        case .readers: return _identityCast(try readerView(reader: reader), to: T.Record?.self)
+        }
+    }
+
+    mutating func putRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key, _ record: consuming T.Record?,
+                                                replacing previous: T.Record?) throws {
+        let record = consume record
+        switch T.kind {
+        case .books:
+            guard let view = _identityCast(record, to: BookView?.self) else { throw EventStoreError.invalidArgument(field: "record", detail: "a book view is never removed") }
+            if let previous { try putBookView(view, replacing: (_identityCast(previous, to: BookView.self))) } else { try putBookView(view) }
+        case .days: try put(tables.days, (reader, _identityCast(key, to: LocalDate.self)), _identityCast(record, to: DayTotal?.self))
+        case .bookDays:
+            let key = _identityCast(key, to: BookDayKey.self)
+            try put(tables.bookDays, ((reader, key.book), key.day), _identityCast(record, to: DayTotal?.self))
+        case .months: try put(tables.months, (reader, _identityCast(key, to: YearMonth.self)), _identityCast(record, to: MonthTotal?.self))
+        case .buckets: try put(tables.buckets, reader, _identityCast(record, to: BucketTotals?.self))
+        case .runs: try put(tables.runs, (reader, _identityCast(key, to: LocalDate.self)), _identityCast(record, to: StreakRun?.self))
+        case .goals: try put(tables.goals, (reader, _identityCast(key, to: BookID.self)), record == nil ? nil : ())
+        case .years: try put(tables.years, (reader, _identityCast(key, to: Int.self)), _identityCast(record, to: YearView?.self))
+        case .readers:
+            guard let view = _identityCast(record, to: ReaderView?.self) else { throw EventStoreError.invalidArgument(field: "record", detail: "a reader's record is never removed") }
+            try putReaderView(reader: reader, view)
+        }
+    }
+    /// Puts `value` under `key` in `table`, or deletes the key when it is `nil`.
+    private func put<Key, Value>(_ table: ViewDatabases.Table<Key, Value>, _ key: Key.Item, _ value: Value.Item?) throws {
+        if let value { try writer.put(table, key, value) } else { try writer.delete(table, key) }
+    }
+
+    func forEachRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?, reverse: Bool,
+                                           _ body: (T.Key, T.Record) throws -> Bool) throws {
+        /// `body` with the table's own key and record types.
+        func each<Item, Record>(_ item: Item, _ record: Record) throws -> Bool {
+            try body(_identityCast(item, to: T.Key.self), _identityCast(record, to: T.Record.self))
+        }
+        /// A bound as the table's own key type.
+        func bound<Item>(_ key: T.Key?, _ type: Item.Type) -> Item? { _identityCast(key, to: Item?.self) }
+        switch T.kind {
+        case .books:
+            let lower = bound(from, BookID.self), upper = bound(through, BookID.self)
+            var views = try bookViews(reader: reader).filter { view in
+                (lower.map { $0 <= view.book } ?? true) && (upper.map { view.book <= $0 } ?? true)
+            }
+            if reverse { views.reverse() }
+            for view in views where try !each(view.book, view) { return }
+        case .days:
+            try scan(tables.days, .days, reader, bound(from, LocalDate.self), bound(through, LocalDate.self), reverse, { (reader, $0) }, { $0.1 }, each)
+        case .bookDays:
+            let lower = bound(from, BookDayKey.self), upper = bound(through, BookDayKey.self)
+            // A scan of one book's days (the only one the views ask for) seeks within the book's range.
+            let book = lower?.book == upper?.book ? lower?.book : nil
+            let prefix = book.map { ViewKeyLayout.prefix(.bookDays, reader: reader, book: $0) } ?? ViewKeyLayout.prefix(.bookDays, reader: reader)
+            try scan(tables.bookDays, prefix: prefix, lower, upper, reverse, { ((reader, $0.book), $0.day) },
+                     { BookDayKey(book: $0.0.1, day: $0.1) }, each)
+        case .months:
+            try scan(tables.months, .months, reader, bound(from, YearMonth.self), bound(through, YearMonth.self), reverse, { (reader, $0) }, { $0.1 }, each)
+        case .buckets:
+            if let totals = try get(tables.buckets, reader) { _ = try each(ReaderRecordKey(), totals) }
+        case .runs:
+            try scan(tables.runs, .runs, reader, bound(from, LocalDate.self), bound(through, LocalDate.self), reverse, { (reader, $0) }, { $0.1 }, each)
+        case .goals:
+            try scan(tables.goals, .goals, reader, bound(from, BookID.self), bound(through, BookID.self), reverse, { (reader, $0) }, { $0.1 }) { book, _ in
+                try each(book, PresenceRecord())
+            }
+        case .years:
+            try scan(tables.years, .years, reader, bound(from, Int.self), bound(through, Int.self), reverse, { (reader, $0) }, { $0.1 }, each)
+        case .readers:
+            if let view = try readerView(reader: reader) { _ = try each(ReaderRecordKey(), view) }
+        }
+    }
+    /// ``scan(_:prefix:_:_:_:_:_:_:)`` over one reader's range of `viewTable`.
+    private func scan<Key, Value, Item: Comparable>(
+        _ table: ViewDatabases.Table<Key, Value>, _ viewTable: ViewTable, _ reader: ReaderID, _ from: Item?, _ through: Item?, _ reverse: Bool,
+        _ seek: (Item) -> Key.Item, _ item: (Key.Item) -> Item, _ body: (Item, Value.Item) throws -> Bool
+    ) throws {
+        try scan(table, prefix: ViewKeyLayout.prefix(viewTable, reader: reader), from, through, reverse, seek, item, body)
+    }
+    /// Calls `body` with the records of `table` under `prefix` whose items lie in `from ... through`,
+    /// in order or reversed, until it returns `false`.
+    private func scan<Key, Value, Item: Comparable>(
+        _ table: ViewDatabases.Table<Key, Value>, prefix: [UInt8], _ from: Item?, _ through: Item?, _ reverse: Bool,
+        _ seek: (Item) -> Key.Item, _ item: (Key.Item) -> Item, _ body: (Item, Value.Item) throws -> Bool
+    ) throws {
+        if reverse {
+            try forEach(table, from: through.map(seek), direction: .backward, prefix: prefix) { key, value in
+                let item = item(key)
+                if let from, item < from { return false }
+                return try body(item, value)
+            }
+        } else {
+            try forEach(table, from: from.map(seek), direction: .forward, prefix: prefix) { key, value in
+                let item = item(key)
+                if let through, through < item { return false }
+                return try body(item, value)
+            }
+        }
+    }
+
     func readers() throws -> [ReaderID] { try tables.readersWithRecord(txn) }
 }

@@ -20,7 +20,7 @@ import ReadingEvents
 ///
 /// `Sendable`: a namespace.
 public enum ViewDigest {
-    /// The whole calendar the views can hold.
+    /// The whole calendar the views can hold (for range reads of every record).
     static let allDays = LocalDate(dayNumber: -719_162)...LocalDate(dayNumber: 2_932_896)
     static let allMonths = YearMonth(year: 1, month: 1)...YearMonth(year: 9999, month: 12)
 
@@ -32,24 +32,24 @@ public enum ViewDigest {
         return digest.finalize()
     }
 
-    /// The views of `reader` in `views`, copied through the protocol into one reader's store.
-    static func copy(of reader: ReaderID, in views: some ViewStore) throws -> SingleReaderViewStore {
-        var copy = SingleReaderViewStore(reader: reader)
-        let books = try views.bookViews(reader: reader)
-        for book in books {
-            try copy.putBookView(book)
-            for (day, total) in try views.bookDayTotals(reader: reader, book: book.book, in: allDays) {
-                try copy.putBookDayTotal(reader: reader, book: book.book, day: day, total)
+    /// The views of `reader` in `views`, copied through the protocol into one reader's store:
+    /// every table's records, in key order (``ViewRecordKind/visit(_:)``).
+    static func copy<Views: ViewStore>(of reader: ReaderID, in views: Views) throws -> SingleReaderViewStore {
+        var copy = Copy(reader: reader, views: views, copy: SingleReaderViewStore(reader: reader))
+        for kind in ViewRecordKind.allCases { try kind.visit(&copy) }
+        return copy.copy
+    }
+
+    /// Copies one table at a time.
+    private struct Copy<Views: ViewStore>: ViewRecordTableVisitor {
+        let reader: ReaderID
+        let views: Views
+        var copy: SingleReaderViewStore
+        mutating func visit<T: ViewRecordTable>(_ table: T.Type) throws {
+            for (key, record) in try views.records(table, reader: reader) {
+                try copy.putRecord(table, reader: reader, key, record, replacing: nil)
             }
         }
-        for (day, total) in try views.dayTotals(reader: reader, in: allDays) { try copy.putDayTotal(reader: reader, day: day, total) }
-        for (month, total) in try views.monthTotals(reader: reader, in: allMonths) { try copy.putMonthTotal(reader: reader, month: month, total) }
-        try copy.putBucketTotals(reader: reader, try views.bucketTotals(reader: reader))
-        for run in try views.streakRuns(reader: reader) { try copy.putStreakRun(reader: reader, run) }
-        if let view = try views.readerView(reader: reader) { try copy.putReaderView(reader: reader, view) }
-        for book in try views.goalBooks(reader: reader) { try copy.setGoalBook(reader: reader, book: book, active: true) }
-        for year in try views.yearViews(reader: reader) { try copy.putYearView(reader: reader, year) }
-        return copy
     }
 
     /// The digest built reader by reader, in reader-ID order (so each table's records arrive in key
