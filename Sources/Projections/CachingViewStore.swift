@@ -11,7 +11,7 @@ import ReadingEvents
 /// (``ViewRecordTable/isWrittenInParts``) each record as it was read from the base store, so that
 /// the flush tells the base what changed (``ViewStore/putRecord(_:reader:_:_:replacing:)``).
 ///
-/// Not `Sendable` in general: it is `Sendable` exactly when its base is.
+/// `Sendable` exactly when its base is (the conditional conformance below).
 public struct CachingViewStore<Base: ViewStore>: ViewStore {
     /// The store underneath.
     public private(set) var base: Base
@@ -101,3 +101,6 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
     }
 }
 
+/// `Sendable` when its base store is: the cached records are values (``RecordTables`` copies its
+/// boxes on write).
+extension CachingViewStore: Sendable where Base: Sendable {}

@@ -120,7 +120,7 @@ public struct BookDayKey: Hashable, Comparable, Sendable {
 /// Every table of view records (the one list of them: ``ViewRecordKind`` names each once).
 ///
 /// `Sendable`: a namespace.
-public enum ViewRecords {
+public enum ViewRecords: Sendable {
     /// Book views by book (``BookView``): kept once written, written in parts.
     ///
     /// `Sendable`: a table type.
