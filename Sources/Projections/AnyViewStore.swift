@@ -35,6 +35,10 @@ public struct AnyViewStore: ViewStore {
                                                   _ body: (T.Key, T.Record) throws -> Bool) throws {
         try base.forEachRecord(table, reader: reader, from: from, through: through, reverse: reverse, body)
     }
+    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws
+        -> [(key: T.Key, record: T.Record)] {
+        try base.records(table, reader: reader, from: from, through: through)
+    }
     public func readers() throws -> [ReaderID] { try base.readers() }
 }
 

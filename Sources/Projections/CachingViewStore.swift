@@ -94,6 +94,11 @@ public struct CachingViewStore<Base: ViewStore>: ViewStore {
         precondition(tables.slots(table, keyedBy: ReaderScopedKey<T.Key>.self)?.slots.hasDirty != true, "flush before listing")
         try base.forEachRecord(table, reader: reader, from: from, through: through, reverse: reverse, body)
     }
+    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws
+        -> [(key: T.Key, record: T.Record)] {
+        precondition(tables.slots(table, keyedBy: ReaderScopedKey<T.Key>.self)?.slots.hasDirty != true, "flush before listing")
+        return try base.records(table, reader: reader, from: from, through: through)
+    }
     public func readers() throws -> [ReaderID] {
         precondition(tables.slots(ViewRecords.Readers.self, keyedBy: ReaderScopedKey<ReaderRecordKey>.self)?.slots.hasDirty != true,
                      "flush before listing")

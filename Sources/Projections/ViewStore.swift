@@ -3,9 +3,9 @@ import ReadingEvents
 /// Where the views live: keyed records that a fold reads and writes one at a time, so the cost of
 /// folding one event depends on what the event touches, never on the length of the history.
 ///
-/// A store holds the tables of ``ViewRecords`` for each reader and implements six generic
+/// A store holds the tables of ``ViewRecords`` for each reader and implements seven generic
 /// requirements: a point read, a point write (`nil` removes), a take-and-restore pair for records
-/// the fold changes in place, an ordered scan, and the list of readers. What each view reads and
+/// the fold changes in place, an ordered scan, the same scan collected, and the list of readers. What each view reads and
 /// writes (``bookView(reader:book:)``, ``putDayTotal(reader:day:_:)``, ...) is written once, in
 /// this protocol's extension, over those requirements: a zero total or an empty year is removed,
 /// a missing total reads as zero, in every store alike.
@@ -36,6 +36,11 @@ public protocol ViewStore {
     /// returns `false`.
     func forEachRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?, reverse: Bool,
                                            _ body: (T.Key, T.Record) throws -> Bool) throws
+    /// The records of `table` whose keys lie in `from ... through` (an absent bound: unbounded),
+    /// in key order: ``forEachRecord(_:reader:from:through:reverse:_:)`` collected, which a store
+    /// may build in one pass of its own (the LMDB store does: a query through `any ViewStore` then
+    /// runs its specialized scan, not a generic call per record).
+    func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws -> [(key: T.Key, record: T.Record)]
     /// Every reader with a ``ViewRecords/Readers`` record, in ID order.
     func readers() throws -> [ReaderID]
 }
@@ -49,9 +54,14 @@ extension ViewStore {
     /// The default: nothing (the record was never handed over).
     public mutating func restoreRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key, _ record: consuming T.Record) throws {}
 
-    /// The records of `table` with keys in `from ... through`, in key order.
+    /// Every record of `table`, in key order.
     @inlinable
-    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key? = nil, through: T.Key? = nil) throws
+    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID) throws -> [(key: T.Key, record: T.Record)] {
+        try records(table, reader: reader, from: nil, through: nil)
+    }
+    /// The default: ``forEachRecord(_:reader:from:through:reverse:_:)``, collected.
+    @inlinable
+    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws
         -> [(key: T.Key, record: T.Record)] {
         var result: [(key: T.Key, record: T.Record)] = []
         try forEachRecord(table, reader: reader, from: from, through: through, reverse: false) { key, record in
@@ -73,7 +83,7 @@ extension ViewStore {
         try putRecord(ViewRecords.Books.self, reader: reader, book, view, replacing: nil)
     }
     /// Every book view of the reader, in book-ID order.
-    public func bookViews(reader: ReaderID) throws -> [BookView] { try records(ViewRecords.Books.self, reader: reader).map(\.record) }
+    public func bookViews(reader: ReaderID) throws -> [BookView] { try records(ViewRecords.Books.self, reader: reader).map { $0.record } }
     /// The view of one book, read to be changed and then put back: with ``putBookView(_:)``
     /// after a change, or unchanged with ``restoreBookView(_:)`` (``takeRecord(_:reader:_:)``).
     public mutating func takeBookView(reader: ReaderID, book: BookID) throws -> BookView? {
@@ -165,10 +175,10 @@ extension ViewStore {
         try putRecord(ViewRecords.Runs.self, reader: reader, start, nil, replacing: nil)
     }
     /// Every run of the reader, in order.
-    public func streakRuns(reader: ReaderID) throws -> [StreakRun] { try records(ViewRecords.Runs.self, reader: reader).map(\.record) }
+    public func streakRuns(reader: ReaderID) throws -> [StreakRun] { try records(ViewRecords.Runs.self, reader: reader).map { $0.record } }
 
     /// The books of the reader with an active goal (what the home list shows), in book-ID order.
-    public func goalBooks(reader: ReaderID) throws -> [BookID] { try records(ViewRecords.Goals.self, reader: reader).map(\.key) }
+    public func goalBooks(reader: ReaderID) throws -> [BookID] { try records(ViewRecords.Goals.self, reader: reader).map { $0.key } }
     /// Records whether a book has an active goal (in the library, not finished, with a goal).
     public mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
         try putRecord(ViewRecords.Goals.self, reader: reader, book, active ? PresenceRecord() : nil, replacing: nil)
@@ -189,7 +199,7 @@ extension ViewStore {
         try takeRecord(ViewRecords.Years.self, reader: reader, year)
     }
     /// Every year record of the reader, in year order.
-    public func yearViews(reader: ReaderID) throws -> [YearView] { try records(ViewRecords.Years.self, reader: reader).map(\.record) }
+    public func yearViews(reader: ReaderID) throws -> [YearView] { try records(ViewRecords.Years.self, reader: reader).map { $0.record } }
 
     /// The reader's own record.
     public func readerView(reader: ReaderID) throws -> ReaderView? {

@@ -3,7 +3,7 @@ import ReadingEvents
 @testable import Projections
 
 /// The generic record store under the views (issue 37 item 2): every store keeps any table through
-/// six requirements, scans in key order within bounds and backwards, and stores in memory are
+/// seven requirements, scans in key order within bounds and backwards, and stores in memory are
 /// values equal by their records, whatever the order they were written in.
 @Suite("Generic record store")
 struct RecordStoreTests {

@@ -687,6 +687,65 @@ struct LMDBViewStore: ViewStore {
             if let view = try readerView(reader: reader) { _ = try each(ReaderRecordKey(), view) }
         }
     }
+    /// The records in one pass of the table's own types, then one cast of the whole array (a query
+    /// through `any ViewStore` runs this specialized scan instead of a generic call per record).
+    func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws
+        -> [(key: T.Key, record: T.Record)] {
+        /// The array as the table's own array type (the same type: `T` is the table of `T.kind`).
+        func typed<Key, Record>(_ records: [(key: Key, record: Record)]) -> [(key: T.Key, record: T.Record)] {
+            _identityCast(records, to: [(key: T.Key, record: T.Record)].self)
+        }
+        /// Collects one scan of `table`.
+        func collect<Key, Value, Item: Comparable>(
+            _ table: ViewDatabases.Table<Key, Value>, _ viewTable: ViewTable, _ lower: Item?, _ upper: Item?,
+            _ seek: (Item) -> Key.Item, _ item: (Key.Item) -> Item
+        ) throws -> [(key: Item, record: Value.Item)] {
+            var result: [(key: Item, record: Value.Item)] = []
+            try scan(table, viewTable, reader, lower, upper, false, seek, item) { key, record in
+                result.append((key, record))
+                return true
+            }
+            return result
+        }
+        func bound<Item>(_ key: T.Key?, _ type: Item.Type) -> Item? { _identityCast(key, to: Item?.self) }
+        switch T.kind {
+        case .days:
+            return typed(try collect(tables.days, .days, bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
+        case .bookDays:
+            let lower = bound(from, BookDayKey.self), upper = bound(through, BookDayKey.self)
+            let book = lower?.book == upper?.book ? lower?.book : nil
+            let prefix = book.map { ViewKeyLayout.prefix(.bookDays, reader: reader, book: $0) } ?? ViewKeyLayout.prefix(.bookDays, reader: reader)
+            var result: [(key: BookDayKey, record: DayTotal)] = []
+            try scan(tables.bookDays, prefix: prefix, lower, upper, false, { ((reader, $0.book), $0.day) },
+                     { BookDayKey(book: $0.0.1, day: $0.1) }) { key, record in
+                result.append((key, record))
+                return true
+            }
+            return typed(result)
+        case .months:
+            return typed(try collect(tables.months, .months, bound(from, YearMonth.self), bound(through, YearMonth.self), { (reader, $0) }, { $0.1 }))
+        case .runs:
+            return typed(try collect(tables.runs, .runs, bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
+        case .years:
+            return typed(try collect(tables.years, .years, bound(from, Int.self), bound(through, Int.self), { (reader, $0) }, { $0.1 }))
+        case .books:
+            let lower = bound(from, BookID.self), upper = bound(through, BookID.self)
+            return typed(try bookViews(reader: reader).compactMap { view -> (key: BookID, record: BookView)? in
+                (lower.map { $0 <= view.book } ?? true) && (upper.map { view.book <= $0 } ?? true) ? (view.book, view) : nil
+            })
+        case .goals:
+            return typed(try collect(tables.goals, .goals, bound(from, BookID.self), bound(through, BookID.self), { (reader, $0) }, { $0.1 })
+                .map { (key: $0.key, record: PresenceRecord()) })
+        case .buckets, .readers:
+            var result: [(key: T.Key, record: T.Record)] = []
+            try forEachRecord(table, reader: reader, from: from, through: through, reverse: false) { key, record in
+                result.append((key, record))
+                return true
+            }
+            return result
+        }
+    }
+
     /// ``scan(_:prefix:_:_:_:_:_:_:)`` over one reader's range of `viewTable`.
     private func scan<Key, Value, Item: Comparable>(
         _ table: ViewDatabases.Table<Key, Value>, _ viewTable: ViewTable, _ reader: ReaderID, _ from: Item?, _ through: Item?, _ reverse: Bool,
