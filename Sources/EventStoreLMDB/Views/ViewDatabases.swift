@@ -656,20 +656,14 @@ struct LMDBViewStore: ViewStore {
         func bound<Item>(_ key: T.Key?, _ type: Item.Type) -> Item? { _identityCast(key, to: Item?.self) }
         switch T.kind {
         case .books:
-            let lower = bound(from, BookID.self), upper = bound(through, BookID.self)
-            var views = try bookViews(reader: reader).filter { view in
-                (lower.map { $0 <= view.book } ?? true) && (upper.map { view.book <= $0 } ?? true)
-            }
+            var views = try bookViews(reader: reader, from: bound(from, BookID.self), through: bound(through, BookID.self))
             if reverse { views.reverse() }
             for view in views where try !each(view.book, view) { return }
         case .days:
             try scan(tables.days, .days, reader, bound(from, LocalDate.self), bound(through, LocalDate.self), reverse, { (reader, $0) }, { $0.1 }, each)
         case .bookDays:
             let lower = bound(from, BookDayKey.self), upper = bound(through, BookDayKey.self)
-            // A scan of one book's days (the only one the views ask for) seeks within the book's range.
-            let book = lower?.book == upper?.book ? lower?.book : nil
-            let prefix = book.map { ViewKeyLayout.prefix(.bookDays, reader: reader, book: $0) } ?? ViewKeyLayout.prefix(.bookDays, reader: reader)
-            try scan(tables.bookDays, prefix: prefix, lower, upper, reverse, { ((reader, $0.book), $0.day) },
+            try scan(tables.bookDays, prefix: bookDaysPrefix(reader, lower, upper), lower, upper, reverse, { ((reader, $0.book), $0.day) },
                      { BookDayKey(book: $0.0.1, day: $0.1) }, each)
         case .months:
             try scan(tables.months, .months, reader, bound(from, YearMonth.self), bound(through, YearMonth.self), reverse, { (reader, $0) }, { $0.1 }, each)
@@ -713,10 +707,8 @@ struct LMDBViewStore: ViewStore {
             return typed(try collect(tables.days, .days, bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
         case .bookDays:
             let lower = bound(from, BookDayKey.self), upper = bound(through, BookDayKey.self)
-            let book = lower?.book == upper?.book ? lower?.book : nil
-            let prefix = book.map { ViewKeyLayout.prefix(.bookDays, reader: reader, book: $0) } ?? ViewKeyLayout.prefix(.bookDays, reader: reader)
             var result: [(key: BookDayKey, record: DayTotal)] = []
-            try scan(tables.bookDays, prefix: prefix, lower, upper, false, { ((reader, $0.book), $0.day) },
+            try scan(tables.bookDays, prefix: bookDaysPrefix(reader, lower, upper), lower, upper, false, { ((reader, $0.book), $0.day) },
                      { BookDayKey(book: $0.0.1, day: $0.1) }) { key, record in
                 result.append((key, record))
                 return true
@@ -729,10 +721,7 @@ struct LMDBViewStore: ViewStore {
         case .years:
             return typed(try collect(tables.years, .years, bound(from, Int.self), bound(through, Int.self), { (reader, $0) }, { $0.1 }))
         case .books:
-            let lower = bound(from, BookID.self), upper = bound(through, BookID.self)
-            return typed(try bookViews(reader: reader).compactMap { view -> (key: BookID, record: BookView)? in
-                (lower.map { $0 <= view.book } ?? true) && (upper.map { view.book <= $0 } ?? true) ? (view.book, view) : nil
-            })
+            return typed(try bookViews(reader: reader, from: bound(from, BookID.self), through: bound(through, BookID.self)).map { ($0.book, $0) })
         case .goals:
             return typed(try collect(tables.goals, .goals, bound(from, BookID.self), bound(through, BookID.self), { (reader, $0) }, { $0.1 })
                 .map { (key: $0.key, record: PresenceRecord()) })
@@ -746,6 +735,18 @@ struct LMDBViewStore: ViewStore {
         }
     }
 
+    /// The reader's book views with books in `from ... through` (an absent bound: unbounded), in book order.
+    private func bookViews(reader: ReaderID, from: BookID?, through: BookID?) throws -> [BookView] {
+        let views = try bookViews(reader: reader)
+        guard from != nil || through != nil else { return views }
+        return views.filter { view in (from.map { $0 <= view.book } ?? true) && (through.map { view.book <= $0 } ?? true) }
+    }
+    /// The key prefix a scan of book-day totals between `lower` and `upper` seeks within: one book's
+    /// range when both bounds name the same book (the only scan the views ask for), else the reader's.
+    private func bookDaysPrefix(_ reader: ReaderID, _ lower: BookDayKey?, _ upper: BookDayKey?) -> [UInt8] {
+        if let book = lower?.book, book == upper?.book { return ViewKeyLayout.prefix(.bookDays, reader: reader, book: book) }
+        return ViewKeyLayout.prefix(.bookDays, reader: reader)
+    }
     /// ``scan(_:prefix:_:_:_:_:_:_:)`` over one reader's range of `viewTable`.
     private func scan<Key, Value, Item: Comparable>(
         _ table: ViewDatabases.Table<Key, Value>, _ viewTable: ViewTable, _ reader: ReaderID, _ from: Item?, _ through: Item?, _ reverse: Bool,
