@@ -38,6 +38,11 @@ public struct InMemoryViewStore: ViewStore, Sendable, Hashable {
                                                   _ body: (T.Key, T.Record) throws -> Bool) throws {
         try byReader[reader]?.forEachRecord(table, reader: reader, from: from, through: through, reverse: reverse, body)
     }
+    /// The reader's ``SingleReaderViewStore/records(_:reader:from:through:)``.
+    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws
+        -> [(key: T.Key, record: T.Record)] {
+        try byReader[reader]?.records(table, reader: reader, from: from, through: through) ?? []
+    }
     public func readers() throws -> [ReaderID] {
         try byReader.filter { try $0.value.readerView(reader: $0.key) != nil }.keys.sorted()
     }

@@ -67,6 +67,12 @@ public struct SingleReaderViewStore: ViewStore, Sendable, Hashable {
         guard reader == self.reader, let box = tables.slots(table, keyedBy: T.Key.self) else { return }
         try box.slots.forEach(from: from, through: through, reverse: reverse, body)
     }
+    /// Collected in code specialized for the table (``RecordTables/records(_:from:through:)``).
+    public func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws
+        -> [(key: T.Key, record: T.Record)] {
+        guard reader == self.reader else { return [] }
+        return try tables.records(table, from: from, through: through)
+    }
     public func readers() throws -> [ReaderID] { try readerView(reader: reader) == nil ? [] : [reader] }
 
     /// The records of `table`, in key order.

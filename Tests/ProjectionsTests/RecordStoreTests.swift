@@ -58,6 +58,50 @@ struct RecordStoreTests {
         }
     }
 
+    /// Book-day totals (a table kept in no order: sorted when scanned) written and removed in a
+    /// random order: `records` (collected in code specialized for the table) and `forEachRecord`
+    /// backwards answer a bounded range as a sorted array does, in every store.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func unorderedTablesScanAsASortedArrayDoes(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 0xB00C_0000 + seed)
+        let reader = ReaderID()
+        let books = (0..<5).map { _ in BookID() }
+        var single = SingleReaderViewStore(reader: reader)
+        var memory = InMemoryViewStore()
+        var cached = CachingViewStore(base: InMemoryViewStore())
+        var expected: [BookDayKey: DayTotal] = [:]
+        for _ in 0..<400 {
+            let key = BookDayKey(book: books[Int.random(in: 0..<5, using: &rng)], day: LocalDate(dayNumber: 20_000 + Int.random(in: 0..<60, using: &rng)))
+            let total = Bool.random(using: &rng) ? DayTotal() : DayTotal(pages: Int.random(in: 1...40, using: &rng))
+            expected[key] = total.isZero ? nil : total
+            try single.putBookDayTotal(reader: reader, book: key.book, day: key.day, total)
+            try memory.putBookDayTotal(reader: reader, book: key.book, day: key.day, total)
+            try cached.putBookDayTotal(reader: reader, book: key.book, day: key.day, total)
+        }
+        try cached.flush()  // a cache lists nothing it has not flushed (a precondition)
+        let sorted = expected.keys.sorted()
+        let stores: [any ViewStore] = [single, memory, cached]
+        for store in stores {
+            for book in books {
+                let first = LocalDate(dayNumber: 20_000 + Int.random(in: -5..<60, using: &rng))
+                let last = first.adding(days: Int.random(in: 0..<30, using: &rng))
+                let wanted = sorted.filter { $0.book == book && $0.day >= first && $0.day <= last }
+                #expect(try store.bookDayTotals(reader: reader, book: book, in: first...last).map { $0.0 } == wanted.map(\.day))
+                let lower = BookDayKey(book: book, day: first), upper = BookDayKey(book: book, day: last)
+                let collected = try store.records(ViewRecords.BookDays.self, reader: reader, from: lower, through: upper)
+                #expect(collected.map(\.key) == wanted && collected.map(\.record) == wanted.map { expected[$0]! })
+                var backward: [BookDayKey] = []
+                try store.forEachRecord(ViewRecords.BookDays.self, reader: reader, from: lower, through: upper, reverse: true) { key, _ in
+                    backward.append(key)
+                    return true
+                }
+                #expect(backward == wanted.reversed())
+            }
+            #expect(try store.records(ViewRecords.BookDays.self, reader: reader).map(\.key) == sorted)
+            #expect(try store.records(ViewRecords.BookDays.self, reader: ReaderID()).isEmpty)
+        }
+    }
+
     /// Day totals written in another order, and a record written and removed again, give equal
     /// stores with equal hashes; a different total does not.
     @Test func storesInMemoryAreEqualByTheirRecords() throws {

@@ -94,6 +94,21 @@ struct ValueTests {
 
 @Suite("Identifiers")
 struct IdentifierTests {
+    @Test func orderIsTheBytesOrder() {
+        // Pairs that share a first word often (the second word decides), and equal pairs.
+        var rng = SplitMix64(seed: 13)
+        func id(_ bytes: [UInt8]) -> BookID { BookID(UUID(bytes: bytes)!) }
+        for round in 0..<3000 {
+            let a = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            var b = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            if round % 3 == 0 { b.replaceSubrange(0..<8, with: a[0..<8]) }
+            if round % 7 == 0 { b = a }
+            if round % 5 == 0 { b[Int.random(in: 0..<16, using: &rng)] = a[0] }
+            #expect((id(a) < id(b)) == a.lexicographicallyPrecedes(b), "\(a) \(b)")
+            #expect((id(b) < id(a)) == b.lexicographicallyPrecedes(a), "\(b) \(a)")
+        }
+    }
+
     @Test func canonicalParsingAgreesWithFoundation() {
         var rng = SplitMix64(seed: 11)
         for _ in 0..<500 {
