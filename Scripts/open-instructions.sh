@@ -30,28 +30,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 events="${1:-1000000}"
-scratch=Benchmarks/.build-bench
 for tool in valgrind strace; do
     command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install -y $tool" >&2; exit 1; }
 done
 
-echo "== building reading-benchmarks (release) ==" >&2
-swift build -c release --package-path Benchmarks --scratch-path "$scratch" --product reading-benchmarks >&2
-binary="$(swift build -c release --package-path Benchmarks --scratch-path "$scratch" --show-bin-path)/reading-benchmarks"
-
-# The exact mangled name of a measured function (a wildcard could also match closures or thunks,
-# and each match toggles collection again).
-symbol() {
-    local found
-    found="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E "^\\\$s18reading_benchmarks${#1}${1}[y_].*KF\$" || true)"
-    if [[ "$(printf '%s\n' "$found" | grep -c .)" != 1 ]]; then
-        echo "expected exactly one $1 symbol in $binary, found: ${found:-none}" >&2
-        exit 1
-    fi
-    printf '%s\n' "$found"
-}
-openSymbol="$(symbol measuredOpen)"
-rawSymbol="$(symbol measuredRawOpen)"
+# shellcheck source=Scripts/callgrind-functions.sh
+source Scripts/callgrind-functions.sh
+binary="$(benchmark_binary)"
+openSymbol="$(measured_symbol "$binary" measuredOpen)"
+rawSymbol="$(measured_symbol "$binary" measuredRawOpen)"
 
 export SWIFT_DETERMINISTIC_HASHING=1
 work="$(mktemp -d -t open-instructions.XXXXXX)"
@@ -78,11 +65,7 @@ fi
 openArgs=(--child-open "$store" "$reader" "$zone" "$asOf")
 rawArgs=(--child-open-raw "$store")
 
-# valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug info the Swift toolchain writes and gives
-# up; a copy without debug info keeps the symbol table, which is all callgrind needs for names.
-stripped="$work/reading-benchmarks"
-cp "$binary" "$stripped"
-strip --strip-debug "$stripped"
+stripped="$(stripped_copy "$binary" "$work")"
 
 # callgrind NAME SYMBOL ARGS...: the child under callgrind, collecting inside SYMBOL only; prints Ir.
 callgrind() {
@@ -114,8 +97,6 @@ echo "== both children under strace ==" >&2
 openCalls="$(syscalls open "${openArgs[@]}")"
 rawCalls="$(syscalls raw "${rawArgs[@]}")"
 
-# shellcheck source=Scripts/callgrind-functions.sh
-source Scripts/callgrind-functions.sh
 top() { callgrind_functions "$work/open.callgrind" "$1" 'measuredOpen' | awk 'n < 15 { print; n++ }'; }
 
 echo

@@ -37,20 +37,12 @@ if [[ "${1:-}" == "--append" ]]; then mode=append; shift; fi
 events="${1:-20000}"
 measured=measuredRebuild
 if [[ "$mode" == append ]]; then measured=measuredAppend; fi
-scratch=Benchmarks/.build-bench
 command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install -y valgrind" >&2; exit 1; }
 
-echo "== building reading-benchmarks (release) ==" >&2
-swift build -c release --package-path Benchmarks --scratch-path "$scratch" --product reading-benchmarks >&2
-binary="$(swift build -c release --package-path Benchmarks --scratch-path "$scratch" --show-bin-path)/reading-benchmarks"
-
-# The exact mangled name of measuredRebuild: a wildcard could also match closures or thunks, and
-# each match toggles collection again.
-symbols="$(nm --defined-only "$binary" | awk '{print $3}' | grep -E "^\\\$s18reading_benchmarks${#measured}${measured}[y_].*KF\$" || true)"
-if [[ "$(printf '%s\n' "$symbols" | grep -c .)" != 1 ]]; then
-    echo "expected exactly one $measured symbol in $binary, found: ${symbols:-none}" >&2
-    exit 1
-fi
+# shellcheck source=Scripts/callgrind-functions.sh
+source Scripts/callgrind-functions.sh
+binary="$(benchmark_binary)"
+symbols="$(measured_symbol "$binary" "$measured")"
 
 # The rebuild's fold workers (RebuildFolder.run, in EventStoreLMDB, one thread per job:
 # ReadingStore.defaultRebuildJobs, the processor cores) are collected too: callgrind toggles
@@ -79,11 +71,7 @@ if [[ "$mode" == rebuild ]]; then
     [[ -d "$store" ]] || { echo "--make-store printed no store directory" >&2; exit 1; }
 fi
 
-# valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug info the Swift toolchain writes and gives
-# up; a copy without debug info keeps the symbol table, which is all callgrind needs for names.
-stripped="$work/reading-benchmarks"
-cp "$binary" "$stripped"
-strip --strip-debug "$stripped"
+stripped="$(stripped_copy "$binary" "$work")"
 
 out="$work/callgrind.out"
 if [[ "$mode" == rebuild ]]; then
@@ -104,8 +92,6 @@ if [[ -z "$total" || "$total" == 0 || -z "$folded" || "$folded" == 0 ]]; then
     exit 1
 fi
 
-# shellcheck source=Scripts/callgrind-functions.sh
-source Scripts/callgrind-functions.sh
 functions() { callgrind_functions "$out" "$1" 'measuredRebuild|measuredAppend'; }
 top10() { functions "$1" | awk 'n < 10 { print; n++ }'; }
 

@@ -13,7 +13,8 @@
 //
 // Child modes (not for direct use): --child-rebuild, --child-open, --child-open-raw (P6, P7), and
 // --make-store N, --rebuild-once DIR, --append-once N (Scripts/rebuild-instructions.sh, the callgrind figures;
-// Scripts/open-instructions.sh runs --child-open and --child-open-raw under callgrind and strace).
+// Scripts/open-instructions.sh runs --child-open and --child-open-raw under callgrind and strace;
+// Scripts/query-instructions.sh runs --child-queries QUERY R, P5's queries).
 import DemoHistory
 @_spi(Benchmarks) import EventStoreLMDB
 import Foundation
@@ -161,6 +162,79 @@ if args.first == "--rebuild-once" {
 @inline(never)
 func measuredRebuild(_ store: ReadingStore) throws -> RebuildReport {
     try store.rebuild()
+}
+
+if args.first == "--child-queries" {
+    // Scripts/query-instructions.sh runs this under callgrind: P5's store and in-memory views of
+    // one reader over 3,650 days, then QUERY (one of P5's query names, spaces as dashes) asked R
+    // times of each, inside `measuredStoreQueries` and `measuredMemoryQueries` (--toggle-collect
+    // on both; callgrind's inclusive figures tell them apart).
+    let p5 = try P5Workload()
+    defer { removeTemp(p5.dir) }
+    let name = args[1].replacingOccurrences(of: "-", with: " ")
+    let repetitions = Int(args[2])!
+    guard let index = p5.queries.firstIndex(where: { $0.name == name }) else {
+        print("no P5 query named \(name): \(p5.queries.map(\.name))")
+        exit(1)
+    }
+    let query = p5.queries[index].query
+    // Warmed up first, as P5 is (its 20 untimed rounds): the figures are a steady state's, not the
+    // first call's one-time work (the Swift runtime's metadata and conformance look-ups).
+    for _ in 0..<3 { try p5.store.withViews { try query($0) }; try query(p5.memory) }
+    try measuredStoreQueries(p5, index, repetitions)
+    try measuredMemoryQueries(p5, index, repetitions)
+    print("RESULT \(name) \(repetitions)")
+    exit(0)
+}
+/// `--child-queries`: P5's query `index` asked `repetitions` times of the LMDB store, each in its own
+/// read transaction as P5 asks it (never inlined, for callgrind's --toggle-collect; no closure
+/// argument, which the optimizer would specialize into a copy of another name).
+@inline(never)
+func measuredStoreQueries(_ p5: P5Workload, _ index: Int, _ repetitions: Int) throws {
+    let query = p5.queries[index].query
+    for _ in 0..<repetitions { try p5.store.withViews { try query($0) } }
+}
+/// `--child-queries`: P5's query `index` asked `repetitions` times of the in-memory views (as
+/// ``measuredStoreQueries(_:_:_:)``).
+@inline(never)
+func measuredMemoryQueries(_ p5: P5Workload, _ index: Int, _ repetitions: Int) throws {
+    let query = p5.queries[index].query
+    for _ in 0..<repetitions { try query(p5.memory) }
+}
+/// P5's workload: one reader's seeded 10-year history in an LMDB store and folded in memory, and
+/// the four queries P5 times (also `--child-queries`).
+struct P5Workload {
+    let dir: URL
+    let store: ReadingStore
+    let memory: InMemoryViewStore
+    let note: String
+    let queries: [(name: String, query: (any ViewStore) throws -> Void)]
+
+    init() throws {
+        let events = DemoHistory.generate(.init(readers: 1, days: 3650))
+        dir = makeTemp("p5")
+        store = try openStore(dir)
+        try appendChunks(store, events)
+        var memory = InMemoryViewStore()
+        let projector = ReadingProjector()
+        for e in events { try projector.apply(e, to: &memory) }
+        self.memory = memory
+        let reader = events[0].reader
+        let last = events.max { $0.occurredAt < $1.occurredAt }!
+        let asOf = last.occurredAt, zone = last.timeZone
+        let today = LocalClock().localDay(of: asOf, in: zone)
+        let month = YearMonth(today)
+        var perBook: [BookID: Int] = [:]
+        for e in events { if case .pagesRead(let p) = e.event { perBook[p.book, default: 0] += 1 } }
+        let book = perBook.max { $0.value < $1.value }!.key
+        note = "P5: \(events.count) events for one reader over 3,650 days; home list has \(try memory.homeList(reader: reader, asOf: asOf, zone: zone).items.count) items; book detail of the most-read book (\(perBook[book]!) page events)."
+        queries = [
+            ("home list", { _ = try $0.homeList(reader: reader, asOf: asOf, zone: zone) }),
+            ("streaks", { _ = try $0.streaks(reader: reader, asOf: asOf, zone: zone) }),
+            ("calendar month", { _ = try $0.calendarMonth(reader: reader, month: month) }),
+            ("book detail", { _ = try $0.bookDetail(reader: reader, book: book) }),
+        ]
+    }
 }
 
 // MARK: Options
@@ -498,23 +572,10 @@ removeTemp(mid.sqlite!)
 
 do {
     note("P5: one reader, 3,650 days; \(p5Repetitions) repetitions per query")
-    let events = DemoHistory.generate(.init(readers: 1, days: 3650))
-    let dir = makeTemp("p5")
-    defer { removeTemp(dir) }
-    let store = try openStore(dir)
-    try appendChunks(store, events)
-    var memory = InMemoryViewStore()
-    let projector = ReadingProjector()
-    for e in events { try projector.apply(e, to: &memory) }
-    let reader = events[0].reader
-    let last = events.max { $0.occurredAt < $1.occurredAt }!
-    let asOf = last.occurredAt, zone = last.timeZone
-    let today = LocalClock().localDay(of: asOf, in: zone)
-    let month = YearMonth(today)
-    var perBook: [BookID: Int] = [:]
-    for e in events { if case .pagesRead(let p) = e.event { perBook[p.book, default: 0] += 1 } }
-    let book = perBook.max { $0.value < $1.value }!.key
-    notes.append("P5: \(events.count) events for one reader over 3,650 days; home list has \(try memory.homeList(reader: reader, asOf: asOf, zone: zone).items.count) items; book detail of the most-read book (\(perBook[book]!) page events).")
+    let p5 = try P5Workload()
+    defer { removeTemp(p5.dir) }
+    notes.append(p5.note)
+    let (store, memory) = (p5.store, p5.memory)
 
     func measure(_ query: (any ViewStore) throws -> Void) throws -> (store: [Double], memory: [Double]) {
         var s: [Double] = [], m: [Double] = []
@@ -530,13 +591,7 @@ do {
         }
         return (s, m)
     }
-    let queries: [(String, (any ViewStore) throws -> Void)] = [
-        ("home list", { _ = try $0.homeList(reader: reader, asOf: asOf, zone: zone) }),
-        ("streaks", { _ = try $0.streaks(reader: reader, asOf: asOf, zone: zone) }),
-        ("calendar month", { _ = try $0.calendarMonth(reader: reader, month: month) }),
-        ("book detail", { _ = try $0.bookDetail(reader: reader, book: book) }),
-    ]
-    for (name, query) in queries {
+    for (name, query) in p5.queries {
         let (s, m) = try measure(query)
         let p99 = percentile(s, 0.99)
         table.append(TableRow(id: "P5", workload: "query: \(name), 10 years of daily history (median / p99)",
