@@ -12,8 +12,8 @@
 #      `reading-benchmarks --child-queries QUERY R` under `valgrind --tool=callgrind`: the child
 #      builds P5's workload (one reader's seeded 3,650-day history appended to a store and folded in
 #      memory; not counted), asks the query 3 times of each (P5's warm-up; not counted), then R
-#      times of each, collecting only inside
-#      `measuredStoreQueries` and `measuredMemoryQueries` (--toggle-collect);
+#      times of each, collecting only inside `measuredStoreQueries` and `measuredMemoryQueries`
+#      (--toggle-collect);
 #   3. prints Ir per query for both (inclusive Ir of each measured function / R: a warm steady
 #      state, as P5's median), and the top 12 functions by self Ir of the home list and book
 #      detail queries.
@@ -53,6 +53,7 @@ for query in home-list streaks calendar-month book-detail; do
     grep -q '^RESULT ' "$work/$query.txt" || { echo "the $query child printed no RESULT" >&2; exit 1; }
     storeIr="$(inclusive "$out" "$storeSymbol")"
     memoryIr="$(inclusive "$out" "$memorySymbol")"
+    [[ -n "$storeIr" && -n "$memoryIr" ]] || { echo "no inclusive figure for a measured function in $out" >&2; exit 1; }
     printf '%-16s %14s %14s\n' "$query" "$((storeIr / repetitions))" "$((memoryIr / repetitions))"
 done
 echo

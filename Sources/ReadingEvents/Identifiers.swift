@@ -50,7 +50,7 @@ public struct TaggedID<Tag: IdentifierTag>: Hashable, Comparable, Sendable, Cust
     /// Orders by the UUID's bytes, so orderings never depend on locale or hashing.
     ///
     /// Inlinable, and two comparisons of big-endian words (the bytes' order): this runs inside
-    /// every sort and range walk of view keys, where a call to `memcmp` cost about 30 instructions
+    /// every sort and range walk of view keys, where a call to `memcmp` cost about 23 instructions
     /// a comparison (`Scripts/query-instructions.sh`, book detail in memory).
     @inlinable
     public static func < (lhs: Self, rhs: Self) -> Bool {
