@@ -690,28 +690,29 @@ struct LMDBViewStore: ViewStore {
             _identityCast(records, to: [(key: T.Key, record: T.Record)].self)
         }
         func bound<Item>(_ key: T.Key?, _ type: Item.Type) -> Item? { _identityCast(key, to: Item?.self) }
+        func prefix(_ table: ViewTable) -> [UInt8] { ViewKeyLayout.prefix(table, reader: reader) }
         switch T.kind {
         case .days:
-            return typed(try collect(reader, tables.days, .days, bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
+            return typed(try collect(tables.days, prefix: prefix(.days),
+                                     bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
         case .bookDays:
             let lower = bound(from, BookDayKey.self), upper = bound(through, BookDayKey.self)
-            var result: [(key: BookDayKey, record: DayTotal)] = []
-            try scan(tables.bookDays, prefix: bookDaysPrefix(reader, lower, upper), lower, upper, false, { ((reader, $0.book), $0.day) },
-                     { BookDayKey(book: $0.0.1, day: $0.1) }) { key, record in
-                result.append((key, record))
-                return true
-            }
-            return typed(result)
+            return typed(try collect(tables.bookDays, prefix: bookDaysPrefix(reader, lower, upper), lower, upper,
+                                     { ((reader, $0.book), $0.day) }, { BookDayKey(book: $0.0.1, day: $0.1) }))
         case .months:
-            return typed(try collect(reader, tables.months, .months, bound(from, YearMonth.self), bound(through, YearMonth.self), { (reader, $0) }, { $0.1 }))
+            return typed(try collect(tables.months, prefix: prefix(.months),
+                                     bound(from, YearMonth.self), bound(through, YearMonth.self), { (reader, $0) }, { $0.1 }))
         case .runs:
-            return typed(try collect(reader, tables.runs, .runs, bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
+            return typed(try collect(tables.runs, prefix: prefix(.runs),
+                                     bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
         case .years:
-            return typed(try collect(reader, tables.years, .years, bound(from, Int.self), bound(through, Int.self), { (reader, $0) }, { $0.1 }))
+            return typed(try collect(tables.years, prefix: prefix(.years),
+                                     bound(from, Int.self), bound(through, Int.self), { (reader, $0) }, { $0.1 }))
         case .books:
             return typed(try bookViews(reader: reader, from: bound(from, BookID.self), through: bound(through, BookID.self)).map { ($0.book, $0) })
         case .goals:
-            return typed(try collect(reader, tables.goals, .goals, bound(from, BookID.self), bound(through, BookID.self), { (reader, $0) }, { $0.1 })
+            return typed(try collect(tables.goals, prefix: prefix(.goals),
+                                     bound(from, BookID.self), bound(through, BookID.self), { (reader, $0) }, { $0.1 })
                 .map { (key: $0.key, record: PresenceRecord()) })
         case .buckets, .readers:
             var result: [(key: T.Key, record: T.Record)] = []
@@ -723,17 +724,17 @@ struct LMDBViewStore: ViewStore {
         }
     }
 
-    /// Collects one scan of one reader's records of `table`, in order. A method, not a function
-    /// nested in ``records(_:reader:from:through:)``: nested there it would share the generic
-    /// table parameter of its caller, and the optimizer specializes no call that still has one, so
+    /// Collects one scan of `table` under `prefix` (a reader's range, or one book's), in order. A
+    /// method, not a function nested in ``records(_:reader:from:through:)``: nested there it would
+    /// share the generic table parameter of its caller, and the optimizer specializes no call that still has one, so
     /// the scan and the codecs under it would run unspecialized (twice the instructions of a
     /// calendar month, `Scripts/query-instructions.sh`).
     private func collect<Key, Value, Item: Comparable>(
-        _ reader: ReaderID, _ table: ViewDatabases.Table<Key, Value>, _ viewTable: ViewTable, _ lower: Item?, _ upper: Item?,
+        _ table: ViewDatabases.Table<Key, Value>, prefix: [UInt8], _ lower: Item?, _ upper: Item?,
         _ seek: (Item) -> Key.Item, _ item: (Key.Item) -> Item
     ) throws -> [(key: Item, record: Value.Item)] {
         var result: [(key: Item, record: Value.Item)] = []
-        try scan(table, viewTable, reader, lower, upper, false, seek, item) { key, record in
+        try scan(table, prefix: prefix, lower, upper, false, seek, item) { key, record in
             result.append((key, record))
             return true
         }
