@@ -208,6 +208,33 @@ public enum Migrations {
             """,
         ], report: ("SELECT count(*) FROM refused_events WHERE reason LIKE '%(migration 5)'",
                     "events of another reader's replica aside into refused_events")),
+        Migration(version: 6, name: "each event ID belongs to one reader", statements: [
+            // Event IDs are global, and no unique index across readers can exist on the
+            // reader-partitioned `events`: two readers pushing one new ID at once both stored it
+            // (each push's snapshot missed the other). `event_ids` holds each ID once, with the
+            // reader that stored it first: a push claims a new ID by inserting it, and of two
+            // concurrent claims the primary key refuses the second (23505: its push runs again
+            // and answers 409 `event_id_taken`). The push's look-up of an ID is one probe of
+            // this primary key instead of one descent of the event-ID index of every partition.
+            // No foreign key to `readers`: readers are never deleted, and the check would cost
+            // every pushed row a trigger.
+            """
+            CREATE TABLE event_ids (
+                event_id  uuid PRIMARY KEY,
+                reader_id uuid NOT NULL
+            )
+            """,
+            // The owner of each ID already stored: the reader of its earliest row. An ID that two
+            // readers already hold (that race, before this migration) stays with both: the push
+            // looks for the pusher's own rows first, so each still pushes its copies, and no
+            // third reader can take it.
+            """
+            INSERT INTO event_ids (event_id, reader_id)
+            SELECT DISTINCT ON (event_id) event_id, reader_id FROM events ORDER BY event_id, received_at, reader_id, arrival
+            """,
+            // The push no longer looks IDs up across readers: one index fewer to write per row.
+            "DROP INDEX events_event_id",
+        ]),
     ]
 
     /// Applies the migrations not yet recorded in `schema_migrations`, each in the same

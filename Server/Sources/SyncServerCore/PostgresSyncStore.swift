@@ -299,9 +299,11 @@ public struct PostgresSyncStore: SyncStore {
         struct Copy: Hashable { let eventID: UUID; let replica: UUID?; let sequence: Int64 }
         var seen: Set<Copy> = []
         let unique = events.filter { seen.insert(Copy(eventID: $0.eventID, replica: $0.replica, sequence: $0.sequence)).inserted }
-        // A concurrent push of the same reader that committed after this statement's snapshot
-        // makes the unique indexes refuse a row (23505); the statement run again sees that push
-        // (it committed before the reader's row lock was granted) and answers for it.
+        // A concurrent push that committed after this statement's snapshot makes a unique index
+        // refuse a row (23505): one of the same reader (it committed before the reader's row lock
+        // was granted), or another reader's that claimed one of the batch's new event IDs first
+        // (`event_ids`, migration 6). Nothing is stored; the statement run again sees that push
+        // and answers for it (a duplicate, or 409 `event_id_taken`).
         for attempt in 1...3 {
             do {
                 return try await pushOnce(reader: reader, unique, received: events.count)
@@ -319,10 +321,11 @@ public struct PostgresSyncStore: SyncStore {
         let ids = unique.map(\.eventID)
         // One statement (one round trip, atomic on its own). The reader's row lock orders its
         // pushes: arrivals commit in increasing order, so a cursor past arrival N never skips an
-        // event that commits later with a smaller number. The look-up by event ID (indexed across
-        // readers) finds both the copies this reader already stored and IDs another reader uses
-        // (event IDs are global, and no unique index across readers can exist on a
-        // reader-partitioned table); an ID of another reader stores nothing. A copy is an alias
+        // event that commits later with a smaller number. Each event ID is looked up among the
+        // reader's own rows and in `event_ids`, which names the one reader an ID belongs to
+        // (event IDs are global, and no unique index across readers can exist on the
+        // reader-partitioned `events`); an ID of another reader stores nothing, and a new ID is
+        // claimed there for the reader. A copy is an alias
         // when the reader holds its event ID, or an earlier row of the batch has it. The notice
         // is sent at commit, to every server process that listens.
         let replicas = unique.map { $0.replica?.lowercased ?? "" }

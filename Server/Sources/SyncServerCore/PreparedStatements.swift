@@ -22,16 +22,27 @@ struct PushStatement: PostgresPreparedStatement {
                             $7::text[], $8::text[],
                             $9::bytea[], $10::bytea[])
                      WITH ORDINALITY AS u(e, r, s, h, o, t, g, b, f, n)
+            ), ids AS (
+                SELECT DISTINCT id FROM unnest($2::uuid[]) AS u(id)
+            ), owned AS (
+                -- Each ID's owner (`event_ids`, migration 6): one probe of its primary key per
+                -- distinct ID. Here and in `known`, `OFFSET 0` keeps the subquery a per-row
+                -- look-up, not a join the planner may turn into a hash join: a plan that does not
+                -- depend on statistics. `event_id = ANY($2)` over partitions that autovacuum has
+                -- not analyzed yet is estimated at every row (each element at 1/200 of the table),
+                -- and a fresh deployment read every partition sequentially per push (issue 38).
+                SELECT o.* FROM ids AS q CROSS JOIN LATERAL (
+                    SELECT event_id, reader_id FROM event_ids WHERE event_id = q.id OFFSET 0) AS o
             ), known AS (
-                -- One index look-up per distinct ID (`OFFSET 0` keeps the subquery a per-row scan,
-                -- not a join the planner may turn into a hash join): a plan that does not depend
-                -- on statistics. `event_id = ANY($2)` over partitions that autovacuum has not
-                -- analyzed yet is estimated at every row (each element at 1/200 of the table), and
-                -- a fresh deployment read every partition sequentially per push (issue 38).
-                SELECT k.* FROM (SELECT DISTINCT id FROM unnest($2::uuid[]) AS u(id)) AS q CROSS JOIN LATERAL (
-                    SELECT event_id, reader_id, replica, sequence, fact FROM events WHERE event_id = q.id OFFSET 0) AS k
+                -- The reader's own rows with the batch's IDs: a look-up in its partition only.
+                SELECT k.* FROM ids AS q CROSS JOIN LATERAL (
+                    SELECT event_id, reader_id, replica, sequence, fact FROM events
+                    WHERE reader_id = $1::uuid AND event_id = q.id OFFSET 0) AS k
             ), foreign_id AS (
-                SELECT event_id FROM known WHERE reader_id <> $1::uuid LIMIT 1
+                -- An ID another reader owns and this reader does not hold (an ID that two readers
+                -- held before migration 6 stays pushable by both).
+                SELECT o.event_id FROM owned o
+                WHERE o.reader_id <> $1::uuid AND NOT EXISTS (SELECT 1 FROM known k WHERE k.event_id = o.event_id) LIMIT 1
             ), held AS (
                 SELECT i.n FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = $1
                     AND k.replica IS NOT DISTINCT FROM nullif(i.r, '')::uuid AND k.sequence = i.s
@@ -65,6 +76,14 @@ struct PushStatement: PostgresPreparedStatement {
                 FROM incoming i
                 WHERE i.n NOT IN (SELECT n FROM held) AND NOT EXISTS (SELECT 1 FROM foreign_id)
                   AND NOT EXISTS (SELECT 1 FROM origin_taken) AND NOT EXISTS (SELECT 1 FROM other_fact)
+            ), claimed AS (
+                -- The batch's new IDs, claimed for the reader in ID order (two pushes that claim
+                -- some of the same IDs wait on each other in one order: no deadlock). When another
+                -- reader's push claimed one after this statement's snapshot, the primary key
+                -- refuses this claim (23505): nothing is stored, and the push runs again, sees that
+                -- claim and answers 409 (``PostgresSyncStore/push(reader:events:)``).
+                INSERT INTO event_ids (event_id, reader_id)
+                SELECT DISTINCT f.e, $1::uuid FROM fresh f WHERE NOT EXISTS (SELECT 1 FROM owned o WHERE o.event_id = f.e) ORDER BY 1
             ), inserted AS (
                 INSERT INTO events (reader_id, arrival, event_id, replica, sequence, stamp, occurred_at, type, share_group, record,
                                     alias, fact)

@@ -11,14 +11,7 @@ struct Migration5Tests {
     /// Alice's own next events are stored. Before, her push was 409 `origin_taken` for good.
     @Test func migration5MovesAPartnersRowsUnderAnotherReadersReplicaAside() async throws {
         let cluster = try PostgresCluster.shared.get()
-        let database = try cluster.createDatabase()
-        let older = Migrations.all.filter { $0.version <= 4 }
-        try cluster.psql("""
-            CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
-                                            applied_at timestamptz NOT NULL DEFAULT now());
-            \(older.flatMap(\.statements).joined(separator: ";\n"));
-            INSERT INTO schema_migrations (version, name) VALUES \(older.map { "(\($0.version), 'v\($0.version)')" }.joined(separator: ", "))
-            """, database: database)
+        let database = try cluster.createDatabase(migratedThrough: 4)
         let (alice, bob) = (UUID(), UUID())
         let aliceEvents = syntheticHistory(reader: alice, count: 20, seed: 95)
         let replica = aliceEvents[0].origin!.replica

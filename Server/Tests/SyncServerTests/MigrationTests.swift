@@ -59,14 +59,7 @@ struct MigrationTests {
     /// byte for byte, with its indexes (the same origin is still refused by PostgreSQL itself).
     @Test func migration4PartitionsEventsByReaderAndKeepsEveryRow() throws {
         let cluster = try PostgresCluster.shared.get()
-        let database = try cluster.createDatabase()
-        let older = Migrations.all.filter { $0.version <= 3 }
-        try cluster.psql("""
-            CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
-                                            applied_at timestamptz NOT NULL DEFAULT now());
-            \(older.flatMap(\.statements).joined(separator: ";\n"));
-            INSERT INTO schema_migrations (version, name) VALUES \(older.map { "(\($0.version), 'v\($0.version)')" }.joined(separator: ", "))
-            """, database: database)
+        let database = try cluster.createDatabase(migratedThrough: 3)
         var values: [String] = []
         for (seed, reader) in [(UInt64(41), UUID()), (42, UUID())] {
             for (index, event) in syntheticHistory(reader: reader, count: 300, seed: seed).enumerated() {

@@ -1,4 +1,5 @@
 import Foundation
+import SyncServerCore
 
 /// A throwaway PostgreSQL cluster: `initdb` into a temporary directory, `pg_ctl start` on a free
 /// loopback port with the unix socket in that directory, trust authentication. As root, every
@@ -121,6 +122,20 @@ final class PostgresCluster: @unchecked Sendable {
         let name = "sync_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         try psql("CREATE DATABASE \(name)")
         return name
+    }
+
+    /// A new database with the server's schema as migrations 1 through `version` left it (as
+    /// an older server did), for a test to fill before a server of this build migrates it.
+    func createDatabase(migratedThrough version: Int) throws -> String {
+        let database = try createDatabase()
+        let older = Migrations.all.filter { $0.version <= version }
+        try psql("""
+            CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
+                                            applied_at timestamptz NOT NULL DEFAULT now());
+            \(older.flatMap(\.statements).joined(separator: ";\n"));
+            INSERT INTO schema_migrations (version, name) VALUES \(older.map { "(\($0.version), 'v\($0.version)')" }.joined(separator: ", "))
+            """, database: database)
+        return database
     }
 
     /// The URL the server connects with (TCP on loopback, no TLS).
