@@ -292,7 +292,21 @@ public struct SyncRoutes: Sendable {
         let pullAfter = pull == "1" ? parameters : nil
         var result = try await store.push(reader: device.reader, events: incoming)
         if let (cursor, limit) = pullAfter {
-            result.page = try await store.pull(reader: device.reader, after: cursor, limit: limit)
+            // The push is stored. When the database cannot answer the page now (503: no
+            // connection in time, a statement past its timeout, a broken connection), the answer
+            // goes without it and the device pulls apart (as from a server without `pull=1`).
+            // Before (issue 38), the whole request was answered 503: the device took its stored
+            // push for refused and sent it again, and under load the pages of stored pushes were
+            // what most often waited past the acquire timeout.
+            do {
+                result.page = try await store.pull(reader: device.reader, after: cursor, limit: limit)
+            } catch let error as any HTTPResponseError where error.status != .serviceUnavailable {
+                throw error
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                logger.warning("a push of \(incoming.count) events was stored, its pull page was not read (\(error)): answered without the page")
+            }
         }
         return try json(result)
     }
@@ -464,8 +478,12 @@ public struct ServerLimits: Sendable {
     public var maxBodyMemory = 256 * 1024 * 1024
     /// The window of the rate limits.
     public var rateWindow: Duration = .seconds(60)
-    /// How long a request waits for a database connection before it is answered 503.
+    /// How long a request waits for a database connection while the pool hands none out (the
+    /// database is down, frozen or every connection is stuck) before it is answered 503.
     public var acquireTimeout: Duration = .seconds(2)
+    /// How long a request waits its turn for a database connection while the pool keeps handing
+    /// connections out (a busy database) before it is answered 503 all the same.
+    public var maxQueueWait: Duration = .seconds(30)
     /// The defaults.
     public init() {}
 }

@@ -107,6 +107,7 @@ public enum SyncServer {
             replica = PostgresClient(configuration: replicaConfiguration, backgroundLogger: logger)
         }
         let store = PostgresSyncStore(client: client, reads: replica, logger: logger, acquireTimeout: configuration.limits.acquireTimeout,
+                                      maxQueueWait: configuration.limits.maxQueueWait,
                                       statementTimeout: configuration.statementTimeout, maxReplicaLag: configuration.maxReplicaLag)
         let hub = LiveHub(store: store, limits: configuration.streams)
         let router = Router(context: SyncRequestContext.self)

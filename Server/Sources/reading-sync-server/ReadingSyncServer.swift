@@ -47,8 +47,12 @@ struct ReadingSyncServer: AsyncParsableCommand {
     var idleTimeout: Double = 60
 
     @Option(name: .customLong("acquire-timeout"),
-            help: "Seconds to wait for a database connection before answering 503 (default 2).")
+            help: "Seconds a request waits for a database connection while the pool hands none out before answering 503 (default 2).")
     var acquireTimeout: Double = 2
+
+    @Option(name: .customLong("max-queue-wait"),
+            help: "Seconds a request waits its turn for a database connection while the pool keeps handing them out, before answering 503 (default 30).")
+    var maxQueueWait: Double = 30
 
     @Option(name: .customLong("statement-timeout"),
             help: "Seconds a request's database work may take once it has a connection before answering 503 (default 10).")
@@ -126,7 +130,7 @@ struct ReadingSyncServer: AsyncParsableCommand {
         let pool = poolSize ?? environment["SYNC_DB_POOL"].flatMap(Int.init) ?? 20
         guard pool >= 2 else { throw ValidationError("--pool-size: at least 2 (one connection listens)") }
         for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout),
-                              ("--idle-timeout", idleTimeout), ("--acquire-timeout", acquireTimeout),
+                              ("--idle-timeout", idleTimeout), ("--acquire-timeout", acquireTimeout), ("--max-queue-wait", maxQueueWait),
                               ("--statement-timeout", statementTimeout), ("--max-replica-lag", maxReplicaLag),
                               ("--rate-window", rateWindow)] {
             guard value > 0, value <= 86_400 else { throw ValidationError("\(name): must be more than 0 and at most 86400 seconds") }
@@ -146,6 +150,7 @@ struct ReadingSyncServer: AsyncParsableCommand {
         limits.maxBatchEvents = maxBatchEvents
         limits.maxBodyBytes = maxBodyBytes
         limits.acquireTimeout = .milliseconds(Int64(acquireTimeout * 1000))
+        limits.maxQueueWait = .milliseconds(Int64(maxQueueWait * 1000))
         limits.maxAnonymousBodyBytes = maxAnonymousBodyBytes
         limits.maxBodyMemory = maxBodyMemory
         limits.registrationsPerAddress = registrationsPerAddress
