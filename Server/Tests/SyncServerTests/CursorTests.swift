@@ -173,4 +173,20 @@ struct CursorEncodingTests {
             }
         }
     }
+
+    /// Base64url (tokens and cursors) round-trips any bytes, is the standard alphabet with `-`
+    /// and `_` and no padding, and reads padded and standard-alphabet text as before.
+    @Test func base64urlRoundTripsAnyBytes() {
+        var generator = SeededGenerator(seed: 3940)
+        for length in 0..<200 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Tokens.base64url(bytes)
+            let standard = Data(bytes).base64EncodedString()
+            #expect(text == String(standard.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }.filter { $0 != "=" }))
+            #expect(Tokens.decodeBase64url(text) == bytes)
+            #expect(Tokens.decodeBase64url(standard) == bytes)
+        }
+        #expect(Tokens.decodeBase64url("a") == nil)
+        #expect(Tokens.decodeBase64url("ab!c") == nil)
+    }
 }
