@@ -40,7 +40,8 @@ public struct PostgresSyncStore: SyncStore {
     /// that is down, frozen or has every connection stuck) before it is answered 503.
     public let acquireTimeout: Duration
     /// How long a request waits for its turn at a pooled connection while the pool keeps handing
-    /// connections out (a busy database): it is answered 503 after this in any case.
+    /// connections out (a busy database): it is answered 503 after this (or after
+    /// ``acquireTimeout``, when that is longer) in any case.
     public let maxQueueWait: Duration
     /// When each pool last handed a connection out (the primary's, and the replica's when there
     /// is one): what tells a busy database from a stalled one.
@@ -126,7 +127,7 @@ public struct PostgresSyncStore: SyncStore {
                 }
                 let timer = Task {
                     let started = ContinuousClock.now
-                    let latest = started + maxQueueWait
+                    let latest = started + max(maxQueueWait, acquireTimeout)
                     var deadline = started + acquireTimeout
                     while true {
                         try await Task.sleep(until: deadline, clock: .continuous)
