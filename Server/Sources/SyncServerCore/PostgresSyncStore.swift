@@ -94,7 +94,7 @@ public struct PostgresSyncStore: SyncStore {
                                      _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
         let outcome = Outcome<R>()
         let (acquireTimeout, maxQueueWait, statementTimeout, logger) = (acquireTimeout, maxQueueWait, statementTimeout, logger)
-        let progress = hasReplica && client === reads ? readProgress : progress
+        let progress = client === self.client ? progress : readProgress
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
                 // Unstructured: a query on a frozen database does not end when cancelled, and a

@@ -36,7 +36,7 @@ struct PushStatement: PostgresPreparedStatement {
             ), known AS (
                 -- The reader's own rows with the batch's IDs: a look-up in its partition only.
                 SELECT k.* FROM ids AS q CROSS JOIN LATERAL (
-                    SELECT event_id, reader_id, replica, sequence, fact FROM events
+                    SELECT event_id, replica, sequence, fact FROM events
                     WHERE reader_id = $1::uuid AND event_id = q.id OFFSET 0) AS k
             ), foreign_id AS (
                 -- An ID another reader owns and this reader does not hold (an ID that two readers
@@ -44,10 +44,10 @@ struct PushStatement: PostgresPreparedStatement {
                 SELECT o.event_id FROM owned o
                 WHERE o.reader_id <> $1::uuid AND NOT EXISTS (SELECT 1 FROM known k WHERE k.event_id = o.event_id) LIMIT 1
             ), held AS (
-                SELECT i.n FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = $1
+                SELECT i.n FROM incoming i JOIN known k ON k.event_id = i.e
                     AND k.replica IS NOT DISTINCT FROM nullif(i.r, '')::uuid AND k.sequence = i.s
             ), other_fact AS (
-                SELECT i.e FROM incoming i JOIN known k ON k.event_id = i.e AND k.reader_id = $1
+                SELECT i.e FROM incoming i JOIN known k ON k.event_id = i.e
                 WHERE k.fact IS DISTINCT FROM i.f AND i.n NOT IN (SELECT n FROM held)
                 ORDER BY i.n LIMIT 1
             ), owners AS (

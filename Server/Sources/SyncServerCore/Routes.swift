@@ -302,8 +302,8 @@ public struct SyncRoutes: Sendable {
                 result.page = try await store.pull(reader: device.reader, after: cursor, limit: limit)
             } catch let error as any HTTPResponseError where error.status != .serviceUnavailable {
                 throw error
-            } catch is CancellationError {
-                throw CancellationError()
+            } catch let error as CancellationError {
+                throw error
             } catch {
                 logger.warning("a push of \(incoming.count) events was stored, its pull page was not read (\(error)): answered without the page")
             }

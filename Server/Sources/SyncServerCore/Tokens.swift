@@ -50,9 +50,7 @@ public enum Tokens {
     public static func base64url(_ bytes: [UInt8]) -> String {
         var text = Array(Data(bytes).base64EncodedData())
         while text.last == UInt8(ascii: "=") { text.removeLast() }
-        for index in text.indices {
-            if text[index] == UInt8(ascii: "+") { text[index] = UInt8(ascii: "-") } else if text[index] == UInt8(ascii: "/") { text[index] = UInt8(ascii: "_") }
-        }
+        swap(&text, "+", "-", "/", "_")
         return String(decoding: text, as: UTF8.self)
     }
 
@@ -60,14 +58,16 @@ public enum Tokens {
     /// as well, as before).
     public static func decodeBase64url(_ text: String) -> [UInt8]? {
         var base64 = Array(text.utf8)
-        for index in base64.indices {
-            switch base64[index] {
-            case UInt8(ascii: "-"): base64[index] = UInt8(ascii: "+")
-            case UInt8(ascii: "_"): base64[index] = UInt8(ascii: "/")
-            default: break
-            }
-        }
+        swap(&base64, "-", "+", "_", "/")
         while base64.count % 4 != 0 { base64.append(UInt8(ascii: "=")) }
         return Data(base64Encoded: Data(base64)).map { Array($0) }
+    }
+
+    /// Replaces every `a` in `text` with `b` and every `c` with `d`, in place.
+    private static func swap(_ text: inout [UInt8], _ a: Unicode.Scalar, _ b: Unicode.Scalar, _ c: Unicode.Scalar, _ d: Unicode.Scalar) {
+        let (a, b, c, d) = (UInt8(ascii: a), UInt8(ascii: b), UInt8(ascii: c), UInt8(ascii: d))
+        for index in text.indices {
+            if text[index] == a { text[index] = b } else if text[index] == c { text[index] = d }
+        }
     }
 }
