@@ -3,13 +3,15 @@
 // table of ratios with their targets. The machine is shared and noisy, so only ratios of figures
 // taken in the same run are judged.
 //
-//   reading-benchmarks [--quick] [--events N] [--no-large] [--rounds R] [--keep-stores]
+//   reading-benchmarks [--quick] [--events N] [--no-large] [--rounds R] [--keep-stores] [--only-p3] [--p3-per-book N]
 //
 // --events N   the P4 rebuild size (default 1,000,000; 100,000 with --quick); P6 compares the peak
 //              memory of a rebuild at N and at 10 N, and P7 opens the 10 N store.
 // --quick      smaller workloads and N = 100,000 (a couple of minutes).
 // --no-large   skip the 10 N store (P6 and P7 then use the N store).
 // --keep-stores  leave the N and 10 N stores in the temporary directory (for mdb_stat) and print their paths.
+// --only-p3    P3 alone (P1 and P2 shrunk to a few events): each round's rates, then exit.
+// --p3-per-book N  P3's commands per book (default 60; 25 with --quick).
 //
 // Child modes (not for direct use): --child-rebuild, --child-open, --child-open-raw (P6, P7), and
 // --make-store N, --rebuild-once DIR, --append-once N (Scripts/rebuild-instructions.sh, the callgrind figures;
@@ -244,16 +246,17 @@ func option(_ name: String) -> String? {
     return args[i + 1]
 }
 if args.contains("--help") || args.contains("-h") {
-    print("usage: reading-benchmarks [--quick] [--events N] [--no-large] [--rounds R] [--keep-stores]")
+    print("usage: reading-benchmarks [--quick] [--events N] [--no-large] [--rounds R] [--keep-stores] [--only-p3] [--p3-per-book N]")
     exit(0)
 }
 let quick = args.contains("--quick")
 let rebuildEvents = option("--events").flatMap { Int($0.replacingOccurrences(of: "_", with: "")) } ?? (quick ? 100_000 : 1_000_000)
 let largeEvents = args.contains("--no-large") ? 0 : rebuildEvents * 10
 let rounds = option("--rounds").flatMap(Int.init) ?? (quick ? 3 : 5)
-let p1Events = quick ? 30_000 : 100_000
-let p2Events = quick ? 300 : 1_000
-let p3PerBook = quick ? 25 : 60
+let onlyP3 = args.contains("--only-p3")
+let p1Events = onlyP3 ? 2_000 : quick ? 30_000 : 100_000
+let p2Events = onlyP3 ? 20 : quick ? 300 : 1_000
+let p3PerBook = option("--p3-per-book").flatMap(Int.init) ?? (quick ? 25 : 60)
 let p5Repetitions = quick ? 1_000 : 5_000
 
 benchStart = now()
@@ -461,6 +464,14 @@ do {
                           ratio: "\(ratioText(s / one)) 1 writer · \(ratioText(s / p2Store)) P2 · \(ratioText(s / q)) SQLite",
                           target: "≥ 5× P2", pass: s / p2Store >= 5))
     notes.append(String(format: "P3: %.1f commands per transaction under 16 writers (median); the 1-writer baseline runs the same execute(recordPages) commands one at a time.", median(p3Coalescing)))
+}
+
+if onlyP3 {
+    // `--only-p3`: P3 alone (P1 and P2 shrunk to a few events), each round's rates, then exit.
+    for (round, (one, sixteen)) in zip(p3Rates.one, p3Rates.sixteen).enumerated() {
+        print(String(format: "P3 round %d: 1 writer %.0f/s, 16 writers %.0f/s, %.1f commands a transaction", round + 1, one, sixteen, p3Coalescing[round]))
+    }
+    exit(0)
 }
 
 // MARK: P4: rebuild, and bytes on disk
