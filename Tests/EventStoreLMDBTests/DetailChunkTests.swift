@@ -227,8 +227,11 @@ import Testing
 
     @Test func varintsRejectOverlongOverflowingAndCutShortBytes() throws {
         func decode(_ bytes: [UInt8]) -> String? {
-            var r = ByteReader(bytes, record: "Varint")
-            do { _ = try r.uvarint("v"); return r.offset == bytes.count ? nil : "trailing" } catch { return error.problem }
+            do throws(ViewDecodingError) {
+                return try ByteReader.read(bytes, record: "Varint") { (r: inout ByteReader) throws(ViewDecodingError) -> String? in
+                    _ = try r.uvarint("v"); return r.offset == bytes.count ? nil : "trailing"
+                }
+            } catch { return error.problem }
         }
         #expect(decode([0x00]) == nil && decode([0x7F]) == nil && decode([0x80, 0x01]) == nil)
         #expect(decode([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]) == nil)
@@ -242,9 +245,11 @@ import Testing
         for value in [Int64.min, Int64.max, -1, 0, 1, 63, -64, 64] + (0..<2_000).map({ _ in Int64.random(in: .min ... .max, using: &rng) >> Int64.random(in: 0...63, using: &rng) }) {
             var w = ByteWriter()
             w.svarint(value)
-            var r = ByteReader(w.bytes, record: "Varint")
-            #expect(try r.svarint("v") == value)
-            #expect(r.offset == w.bytes.count && w.bytes.count <= 10)
+            let (decoded, offset) = try ByteReader.read(w.bytes, record: "Varint") { (r: inout ByteReader) throws(ViewDecodingError) -> (Int64, Int) in
+                (try r.svarint("v"), r.offset)
+            }
+            #expect(decoded == value)
+            #expect(offset == w.bytes.count && w.bytes.count <= 10)
         }
     }
 

@@ -34,18 +34,19 @@ extension ViewRecordCodec {
 
     private static func decodeChunk<T>(_ bytes: some Collection<UInt8>, record: String,
                                        _ body: (inout ByteReader) throws(ViewDecodingError) -> T) throws(ViewDecodingError) -> [T] {
-        var r = ByteReader(Array(bytes), record: record)
-        let format = try r.u8("format")
-        guard format == chunkFormat else { throw r.error("format", "detail chunk format \(format), this build reads \(chunkFormat)") }
-        let count = try r.uvarint("count")
-        guard (1...UInt64(detailsPerChunk)).contains(count) else {
-            throw r.error("count", "a chunk holds \(count) details, not 1 ... \(detailsPerChunk)")
+        try ByteReader.read(bytes, record: record) { (r: inout ByteReader) throws(ViewDecodingError) -> [T] in
+            let format = try r.u8("format")
+            guard format == chunkFormat else { throw r.error("format", "detail chunk format \(format), this build reads \(chunkFormat)") }
+            let count = try r.uvarint("count")
+            guard (1...UInt64(detailsPerChunk)).contains(count) else {
+                throw r.error("count", "a chunk holds \(count) details, not 1 ... \(detailsPerChunk)")
+            }
+            var result: [T] = []
+            result.reserveCapacity(Int(count))
+            for _ in 0..<count { result.append(try body(&r)) }
+            try r.expectEnd()
+            return result
         }
-        var result: [T] = []
-        result.reserveCapacity(Int(count))
-        for _ in 0..<count { result.append(try body(&r)) }
-        try r.expectEnd()
-        return result
     }
 
     /// Encodes a chunk of 1 ... ``detailsPerChunk`` page entries (the `bookEntries` record).
@@ -122,7 +123,7 @@ extension ViewRecordCodec {
     public static func decodeSessionChunk(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> [SessionRecord] {
         var previousStart: Int64 = 0
         return try decodeChunk(bytes, record: "SessionChunk") { r throws(ViewDecodingError) in
-            let session = SessionID(bytes: try r.bytes16("session.id"))!
+            let session = try r.id("session.id") as SessionID
             let startedAt = previousStart &+ (try r.svarint("session.startedAt"))
             let zone = ZoneID(unchecked: try r.vstring("session.timeZone"))
             func otherZone(_ r: inout ByteReader, _ field: String) throws(ViewDecodingError) -> ZoneID {

@@ -47,7 +47,7 @@ public enum ViewRecordCodec {
     private static func encodeBook(_ v: BookView, details: Bool) -> [UInt8] {
         var w = ByteWriter()
         w.u8(details ? format : summaryFormat)
-        w.bytes16(v.reader.bytes); w.bytes16(v.book.bytes)
+        w.id(v.reader); w.id(v.book)
         w.metadata(v.metadata)
         w.u8(v.status.code); w.bool(v.inLibrary)
         w.i64(v.addedAt.microseconds); w.i64(v.lastActivity.microseconds)
@@ -75,8 +75,9 @@ public enum ViewRecordCodec {
     /// The view's decision state (``BookView/decision``) is a record of its own (see
     /// `encode(_: BookState)`, ``decodeBookState(_:)``): pass it as `decision`.
     public static func decodeBookView(_ bytes: some Collection<UInt8>, decision: BookState = BookState()) throws(ViewDecodingError) -> BookView {
-        var r = ByteReader(Array(bytes), record: "BookView")
-        return try r.book(version: try r.expectFormat(), decision: decision)
+        try ByteReader.read(bytes, record: "BookView") { (r: inout ByteReader) throws(ViewDecodingError) -> BookView in
+            return try r.book(version: try r.expectFormat(), decision: decision)
+        }
     }
 
     // MARK: Book views split for storage
@@ -93,8 +94,9 @@ public enum ViewRecordCodec {
     /// read from their own records: `isSummary` true), or a whole view of an earlier format.
     public static func decodeBookSummary(_ bytes: some Collection<UInt8>, decision: BookState = BookState()) throws(ViewDecodingError) -> (view: BookView, isSummary: Bool) {
         guard bytes.first == summaryFormat else { return (try decodeBookView(bytes, decision: decision), false) }
-        var r = ByteReader(Array(bytes), record: "BookSummary")
-        return (try r.book(version: try r.u8("format"), decision: decision), true)
+        return try ByteReader.read(bytes, record: "BookSummary") { (r: inout ByteReader) throws(ViewDecodingError) -> (view: BookView, isSummary: Bool) in
+            return (try r.book(version: try r.u8("format"), decision: decision), true)
+        }
     }
 
     // MARK: Decision states
@@ -108,7 +110,7 @@ public enum ViewRecordCodec {
     public static func encode(_ s: BookState) -> [UInt8] {
         var w = ByteWriter()
         w.u8(decisionFormat)
-        w.optional(s.book) { w, b in w.bytes16(b.bytes) }
+        w.optional(s.book) { w, b in w.id(b) }
         w.bool(s.isInLibrary); w.bool(s.isRemoved)
         w.optional(s.metadata) { w, m in w.metadata(m) }
         w.u8(s.status.code)
@@ -135,37 +137,38 @@ public enum ViewRecordCodec {
 
     /// Decodes a book's decision state; a typed error for anything malformed.
     public static func decodeBookState(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BookState {
-        var r = ByteReader(Array(bytes), record: "BookState")
-        let format = try r.u8("format")
-        guard format == decisionFormat else { throw r.error("format", "decision record format \(format), this build reads \(decisionFormat)") }
-        let book = try r.optional("book") { r throws(ViewDecodingError) in BookID(bytes: try r.bytes16("book"))! }
-        let isInLibrary = try r.bool("isInLibrary"), isRemoved = try r.bool("isRemoved")
-        let metadata = try r.optional("metadata") { r throws(ViewDecodingError) in try r.metadata() }
-        let status = try r.status()
-        let goal = try r.optional("goal") { r throws(ViewDecodingError) in try r.goal() }
-        let ended = try r.optional("goalEndedByFinish") { r throws(ViewDecodingError) in try r.goal() }
-        let eventCount = try r.u64("eventCount"), readThrough = try r.int("readThrough"), isFinished = try r.bool("isFinished")
-        var timeline = PageTimeline()
-        for mark in try r.array("marks", { r throws(ViewDecodingError) in
-            PageTimeline.Mark(occurredAt: Timestamp(microseconds: try r.i64("mark.occurredAt")), sequence: try r.u64("mark.sequence"),
-                              position: try r.int("mark.position"), isCorrection: try r.bool("mark.isCorrection"))
-        }) { timeline.insert(mark) }
-        let sentences = try r.array("sentences") { r throws(ViewDecodingError) in SentenceID(try r.uuid("sentence")) }
-        let memos = try r.array("memos") { r throws(ViewDecodingError) in MemoID(try r.uuid("memo")) }
-        let open = try r.array("openSessions") { r throws(ViewDecodingError) in
-            (SessionID(try r.uuid("session")), try r.bool("session.paused") ? BookState.SessionPhase.paused : .running)
+        try ByteReader.read(bytes, record: "BookState") { (r: inout ByteReader) throws(ViewDecodingError) -> BookState in
+            let format = try r.u8("format")
+            guard format == decisionFormat else { throw r.error("format", "decision record format \(format), this build reads \(decisionFormat)") }
+            let book = try r.optional("book") { r throws(ViewDecodingError) in try r.id("book") as BookID }
+            let isInLibrary = try r.bool("isInLibrary"), isRemoved = try r.bool("isRemoved")
+            let metadata = try r.optional("metadata") { r throws(ViewDecodingError) in try r.metadata() }
+            let status = try r.status()
+            let goal = try r.optional("goal") { r throws(ViewDecodingError) in try r.goal() }
+            let ended = try r.optional("goalEndedByFinish") { r throws(ViewDecodingError) in try r.goal() }
+            let eventCount = try r.u64("eventCount"), readThrough = try r.int("readThrough"), isFinished = try r.bool("isFinished")
+            var timeline = PageTimeline()
+            for mark in try r.array("marks", { r throws(ViewDecodingError) in
+                PageTimeline.Mark(occurredAt: Timestamp(microseconds: try r.i64("mark.occurredAt")), sequence: try r.u64("mark.sequence"),
+                                  position: try r.int("mark.position"), isCorrection: try r.bool("mark.isCorrection"))
+            }) { timeline.insert(mark) }
+            let sentences = try r.array("sentences") { r throws(ViewDecodingError) in SentenceID(try r.uuid("sentence")) }
+            let memos = try r.array("memos") { r throws(ViewDecodingError) in MemoID(try r.uuid("memo")) }
+            let open = try r.array("openSessions") { r throws(ViewDecodingError) in
+                (SessionID(try r.uuid("session")), try r.bool("session.paused") ? BookState.SessionPhase.paused : .running)
+            }
+            let retired = try r.array("retiredIDs") { r throws(ViewDecodingError) in BookState.UUIDKey(uuid: try r.uuid("retiredID")) }
+            let rating = try r.optional("rating") { r throws(ViewDecodingError) in try r.rating() }
+            let isLiked = try r.bool("isLiked")
+            try r.expectEnd()
+            var used = Set(retired)
+            used.formUnion(sentences.map(BookState.UUIDKey.init)); used.formUnion(memos.map(BookState.UUIDKey.init))
+            used.formUnion(open.map { BookState.UUIDKey($0.0) })
+            return BookState(restoring: book, isInLibrary: isInLibrary, isRemoved: isRemoved, metadata: metadata, status: status,
+                             goal: goal, goalEndedByFinish: ended, timeline: timeline, eventCount: eventCount, readThrough: readThrough,
+                             isFinished: isFinished, sentences: Set(sentences), memos: Set(memos), usedIDs: used,
+                             openSessions: Dictionary(open, uniquingKeysWith: { a, _ in a }), rating: rating, isLiked: isLiked)
         }
-        let retired = try r.array("retiredIDs") { r throws(ViewDecodingError) in BookState.UUIDKey(uuid: try r.uuid("retiredID")) }
-        let rating = try r.optional("rating") { r throws(ViewDecodingError) in try r.rating() }
-        let isLiked = try r.bool("isLiked")
-        try r.expectEnd()
-        var used = Set(retired)
-        used.formUnion(sentences.map(BookState.UUIDKey.init)); used.formUnion(memos.map(BookState.UUIDKey.init))
-        used.formUnion(open.map { BookState.UUIDKey($0.0) })
-        return BookState(restoring: book, isInLibrary: isInLibrary, isRemoved: isRemoved, metadata: metadata, status: status,
-                         goal: goal, goalEndedByFinish: ended, timeline: timeline, eventCount: eventCount, readThrough: readThrough,
-                         isFinished: isFinished, sentences: Set(sentences), memos: Set(memos), usedIDs: used,
-                         openSessions: Dictionary(open, uniquingKeysWith: { a, _ in a }), rating: rating, isLiked: isLiked)
     }
 
     // MARK: Year views
@@ -180,30 +183,31 @@ public enum ViewRecordCodec {
             w.optional(c.books) { w, x in w.int(x) }
             w.optional(c.pages) { w, x in w.int(x) }
         }
-        w.array(v.books) { w, b in w.bytes16(b.book.bytes); w.int(b.pages); w.int(b.finishes) }
+        w.array(v.books, elementSize: 32) { w, b in w.id(b.book); w.int(b.pages); w.int(b.finishes) }
         w.optional(v.challengeOrigin) { w, o in w.origin(o) }
         return w.bytes
     }
 
     /// Decodes a year view; a typed error for anything malformed.
     public static func decodeYearView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> YearView {
-        var r = ByteReader(Array(bytes), record: "YearView")
-        let version = try r.expectFormat()
-        let year = try r.int("year")
-        let challenge = try r.optional("challenge") { r throws(ViewDecodingError) in
-            ChallengeSet(year: try r.int("challenge.year"),
-                         books: try r.optional("challenge.books") { r throws(ViewDecodingError) in try r.int("challenge.books") },
-                         pages: try r.optional("challenge.pages") { r throws(ViewDecodingError) in try r.int("challenge.pages") })
+        try ByteReader.read(bytes, record: "YearView") { (r: inout ByteReader) throws(ViewDecodingError) -> YearView in
+            let version = try r.expectFormat()
+            let year = try r.int("year")
+            let challenge = try r.optional("challenge") { r throws(ViewDecodingError) in
+                ChallengeSet(year: try r.int("challenge.year"),
+                             books: try r.optional("challenge.books") { r throws(ViewDecodingError) in try r.int("challenge.books") },
+                             pages: try r.optional("challenge.pages") { r throws(ViewDecodingError) in try r.int("challenge.pages") })
+            }
+            let books = try r.array("books") { r throws(ViewDecodingError) in
+                YearBook(book: try r.id("book.id"), pages: try r.int("book.pages"), finishes: try r.int("book.finishes"))
+            }
+            var view = YearView(year: year, challenge: challenge, books: books)
+            if version >= 3 {
+                view.challengeOrigin = try r.optional("challengeOrigin") { r throws(ViewDecodingError) in try r.origin("challengeOrigin") }
+            }
+            try r.expectEnd()
+            return view
         }
-        let books = try r.array("books") { r throws(ViewDecodingError) in
-            YearBook(book: BookID(bytes: try r.bytes16("book.id"))!, pages: try r.int("book.pages"), finishes: try r.int("book.finishes"))
-        }
-        var view = YearView(year: year, challenge: challenge, books: books)
-        if version >= 3 {
-            view.challengeOrigin = try r.optional("challengeOrigin") { r throws(ViewDecodingError) in try r.origin("challengeOrigin") }
-        }
-        try r.expectEnd()
-        return view
     }
 
     // MARK: Small records
@@ -212,15 +216,19 @@ public enum ViewRecordCodec {
     public static func encode(_ t: DayTotal) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.int(t.pages); w.int(t.seconds); return w.bytes }
     /// Decodes a day total.
     public static func decodeDayTotal(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> DayTotal {
-        var r = ByteReader(Array(bytes), record: "DayTotal"); _ = try r.expectFormat()
-        let t = DayTotal(pages: try r.int("pages"), seconds: try r.int("seconds")); try r.expectEnd(); return t
+        try ByteReader.read(bytes, record: "DayTotal") { (r: inout ByteReader) throws(ViewDecodingError) -> DayTotal in
+            _ = try r.expectFormat()
+            let t = DayTotal(pages: try r.int("pages"), seconds: try r.int("seconds")); try r.expectEnd(); return t
+        }
     }
     /// Encodes a month total.
     public static func encode(_ t: MonthTotal) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.int(t.pages); w.int(t.finishes); return w.bytes }
     /// Decodes a month total.
     public static func decodeMonthTotal(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> MonthTotal {
-        var r = ByteReader(Array(bytes), record: "MonthTotal"); _ = try r.expectFormat()
-        let t = MonthTotal(pages: try r.int("pages"), finishes: try r.int("finishes")); try r.expectEnd(); return t
+        try ByteReader.read(bytes, record: "MonthTotal") { (r: inout ByteReader) throws(ViewDecodingError) -> MonthTotal in
+            _ = try r.expectFormat()
+            let t = MonthTotal(pages: try r.int("pages"), finishes: try r.int("finishes")); try r.expectEnd(); return t
+        }
     }
     /// Encodes bucket totals.
     public static func encode(_ t: BucketTotals) -> [UInt8] {
@@ -228,20 +236,24 @@ public enum ViewRecordCodec {
     }
     /// Decodes bucket totals.
     public static func decodeBucketTotals(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> BucketTotals {
-        var r = ByteReader(Array(bytes), record: "BucketTotals"); _ = try r.expectFormat()
-        var t = BucketTotals()
-        for i in 0..<4 { t.pages[i] = try r.int("pages") }
-        for i in 0..<4 { t.seconds[i] = try r.int("seconds") }
-        try r.expectEnd(); return t
+        try ByteReader.read(bytes, record: "BucketTotals") { (r: inout ByteReader) throws(ViewDecodingError) -> BucketTotals in
+            _ = try r.expectFormat()
+            var t = BucketTotals()
+            for i in 0..<4 { t.pages[i] = try r.int("pages") }
+            for i in 0..<4 { t.seconds[i] = try r.int("seconds") }
+            try r.expectEnd(); return t
+        }
     }
     /// Encodes a streak run.
     public static func encode(_ run: StreakRun) -> [UInt8] { var w = ByteWriter(); w.u8(format); w.date(run.start); w.date(run.end); return w.bytes }
     /// Decodes a streak run.
     public static func decodeStreakRun(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> StreakRun {
-        var r = ByteReader(Array(bytes), record: "StreakRun"); _ = try r.expectFormat()
-        let run = StreakRun(start: try r.date("start"), end: try r.date("end"))
-        guard run.start <= run.end else { throw r.error("end", "a run ends before it starts") }
-        try r.expectEnd(); return run
+        try ByteReader.read(bytes, record: "StreakRun") { (r: inout ByteReader) throws(ViewDecodingError) -> StreakRun in
+            _ = try r.expectFormat()
+            let run = StreakRun(start: try r.date("start"), end: try r.date("end"))
+            guard run.start <= run.end else { throw r.error("end", "a run ends before it starts") }
+            try r.expectEnd(); return run
+        }
     }
     /// Encodes a reader record.
     public static func encode(_ v: ReaderView) -> [UInt8] {
@@ -249,7 +261,7 @@ public enum ViewRecordCodec {
         w.optional(v.nickname) { w, s in w.string(s) }
         w.optional(v.imageFileName) { w, s in w.string(s) }
         w.optional(v.theme) { w, t in w.string(t.rawValue) }
-        w.array(v.homeOrder) { w, b in w.bytes16(b.bytes) }
+        w.array(v.homeOrder, elementSize: 16) { w, b in w.id(b) }
         w.int(v.unknownEvents); w.int(v.eventCount)
         w.optional(v.latestMoment) { w, t in w.i64(t.microseconds) }
         w.optional(v.homeOrderOrigin) { w, o in w.origin(o) }
@@ -262,60 +274,82 @@ public enum ViewRecordCodec {
     }
     /// Decodes a reader record.
     public static func decodeReaderView(_ bytes: some Collection<UInt8>) throws(ViewDecodingError) -> ReaderView {
-        var r = ByteReader(Array(bytes), record: "ReaderView"); let version = try r.expectFormat()
-        var v = ReaderView()
-        v.nickname = try r.optional("nickname") { r throws(ViewDecodingError) in try r.string("nickname") }
-        v.imageFileName = try r.optional("imageFileName") { r throws(ViewDecodingError) in try r.string("imageFileName") }
-        v.theme = try r.optional("theme") { r throws(ViewDecodingError) in Theme(rawValue: try r.string("theme")) }
-        v.homeOrder = try r.array("homeOrder") { r throws(ViewDecodingError) in BookID(bytes: try r.bytes16("homeOrder"))! }
-        v.unknownEvents = try r.int("unknownEvents"); v.eventCount = try r.int("eventCount")
-        if version >= 2 {
-            v.latestMoment = try r.optional("latestMoment") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("latestMoment")) }
-        }
-        if version >= 3 {
-            v.homeOrderOrigin = try r.optional("homeOrderOrigin") { r throws(ViewDecodingError) in try r.origin("homeOrderOrigin") }
-            v.profileOrigin = try r.optional("profileOrigin") { r throws(ViewDecodingError) in try r.origin("profileOrigin") }
-        }
-        if version >= 5 {
-            v.lastEvent = try r.optional("lastEvent") { r throws(ViewDecodingError) in
-                LastEvent(occurredAt: Timestamp(microseconds: try r.i64("lastEvent.occurredAt")),
-                          timeZone: ZoneID(unchecked: try r.string("lastEvent.timeZone")),
-                          origin: try r.optional("lastEvent.origin") { r throws(ViewDecodingError) in try r.origin("lastEvent.origin") })
+        try ByteReader.read(bytes, record: "ReaderView") { (r: inout ByteReader) throws(ViewDecodingError) -> ReaderView in
+            let version = try r.expectFormat()
+            var v = ReaderView()
+            v.nickname = try r.optional("nickname") { r throws(ViewDecodingError) in try r.string("nickname") }
+            v.imageFileName = try r.optional("imageFileName") { r throws(ViewDecodingError) in try r.string("imageFileName") }
+            v.theme = try r.optional("theme") { r throws(ViewDecodingError) in Theme(rawValue: try r.string("theme")) }
+            v.homeOrder = try r.array("homeOrder") { r throws(ViewDecodingError) in try r.id("homeOrder") }
+            v.unknownEvents = try r.int("unknownEvents"); v.eventCount = try r.int("eventCount")
+            if version >= 2 {
+                v.latestMoment = try r.optional("latestMoment") { r throws(ViewDecodingError) in Timestamp(microseconds: try r.i64("latestMoment")) }
             }
-        }
-        if version >= 6 {
-            v.longestRun = try r.optional("longestRun") { r throws(ViewDecodingError) in
-                StreakRun(start: try r.date("longestRun.start"), end: try r.date("longestRun.end"))
+            if version >= 3 {
+                v.homeOrderOrigin = try r.optional("homeOrderOrigin") { r throws(ViewDecodingError) in try r.origin("homeOrderOrigin") }
+                v.profileOrigin = try r.optional("profileOrigin") { r throws(ViewDecodingError) in try r.origin("profileOrigin") }
             }
+            if version >= 5 {
+                v.lastEvent = try r.optional("lastEvent") { r throws(ViewDecodingError) in
+                    LastEvent(occurredAt: Timestamp(microseconds: try r.i64("lastEvent.occurredAt")),
+                              timeZone: ZoneID(unchecked: try r.string("lastEvent.timeZone")),
+                              origin: try r.optional("lastEvent.origin") { r throws(ViewDecodingError) in try r.origin("lastEvent.origin") })
+                }
+            }
+            if version >= 6 {
+                v.longestRun = try r.optional("longestRun") { r throws(ViewDecodingError) in
+                    StreakRun(start: try r.date("longestRun.start"), end: try r.date("longestRun.end"))
+                }
+            }
+            try r.expectEnd(); return v
         }
-        try r.expectEnd(); return v
     }
 }
 
 /// Appends little-endian fields.
 struct ByteWriter {
     var bytes: [UInt8] = []
+    /// A writer whose buffer holds `capacity` bytes before it grows (a record's usual size: each
+    /// growth copies what was written).
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    /// Makes room for `count` more bytes at once, growing the buffer at least twofold (an array's
+    /// `reserveCapacity` alone would grow it to exactly what is asked, again and again).
+    mutating func reserve(_ count: Int) {
+        let needed = bytes.count + count
+        if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed, 2 * bytes.capacity)) }
+    }
     mutating func u8(_ v: UInt8) { bytes.append(v) }
     mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
-    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    /// Appends the bytes of a fixed-width value as typed bytes: `append(contentsOf:)` of a typed
+    /// buffer copies in one step, where a raw buffer is a sequence walked byte by byte.
+    private mutating func raw<T>(_ v: T) {
+        withUnsafeBytes(of: v) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
+    }
+    mutating func u64(_ v: UInt64) { raw(v.littleEndian) }
     mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
     mutating func int(_ v: Int) { i64(Int64(v)) }
-    mutating func origin(_ o: EventOrigin) { u64(o.stamp); bytes16(o.replica.bytes); u64(o.sequence) }
-    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func origin(_ o: EventOrigin) { u64(o.stamp); id(o.replica); u64(o.sequence) }
+    mutating func u32(_ v: UInt32) { raw(v.littleEndian) }
     mutating func bytes16(_ b: [UInt8]) { bytes.append(contentsOf: b) }
-    mutating func uuid(_ u: UUID) { withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) } }
+    mutating func uuid(_ u: UUID) { raw(u.uuid) }
+    /// An identifier's 16 bytes (its UUID's, in order), without building an array of them.
+    mutating func id<Tag>(_ id: TaggedID<Tag>) { raw(id.uuid.uuid) }
     mutating func string(_ s: String) { let u = Array(s.utf8); u32(UInt32(u.count)); bytes.append(contentsOf: u) }
     mutating func date(_ d: LocalDate) { i64(Int64(d.dayNumber)) }
     mutating func optional<T>(_ v: T?, _ body: (inout ByteWriter, T) -> Void) {
         if let v { u8(1); body(&self, v) } else { u8(0) }
     }
-    mutating func array<T>(_ a: [T], _ body: (inout ByteWriter, T) -> Void) { u32(UInt32(a.count)); for x in a { body(&self, x) } }
+    /// The count, then each element; `elementSize` (the usual bytes of one) makes room for all at once.
+    mutating func array<T>(_ a: [T], elementSize: Int = 0, _ body: (inout ByteWriter, T) -> Void) {
+        reserve(4 + a.count * elementSize)
+        u32(UInt32(a.count)); for x in a { body(&self, x) }
+    }
     mutating func entry(_ e: PageEntry) {
         u64(e.order); i64(e.occurredAt.microseconds); date(e.day); u8(UInt8(e.bucket.rawValue))
         int(e.readThrough); int(e.position); u8(e.kind.rawValue); int(e.effective); int(e.credited)
     }
     mutating func session(_ s: SessionRecord) {
-        bytes16(s.session.bytes); i64(s.startedAt.microseconds); string(s.timeZone.identifier)
+        id(s.session); i64(s.startedAt.microseconds); string(s.timeZone.identifier)
         // A zone is written only where it is not the session's own (a resume in another city).
         func otherZone(_ zone: ZoneID?) -> ZoneID? { zone == s.timeZone ? nil : zone }
         array(s.intervals) { w, i in
@@ -343,18 +377,32 @@ struct ByteWriter {
 
 /// Reads what ``ByteWriter`` wrote, checking every bound.
 struct ByteReader {
-    let bytes: [UInt8]
+    /// The record's bytes, valid while the reader is (``read(_:record:_:)`` scopes both).
+    let bytes: UnsafeRawBufferPointer
     let record: String
     var offset = 0
-    init(_ bytes: [UInt8], record: String) { self.bytes = bytes; self.record = record }
+    private init(_ bytes: UnsafeRawBufferPointer, record: String) { self.bytes = bytes; self.record = record }
+
+    /// Runs `body` with a reader of `bytes`: in place when they are contiguous (a value in LMDB's
+    /// memory map, an array), else from a copy. Before, each decode copied the record into an
+    /// array of its own first (an allocation, a copy and a release per record read).
+    static func read<T>(_ bytes: some Collection<UInt8>, record: String,
+                        _ body: (inout ByteReader) throws(ViewDecodingError) -> T) throws(ViewDecodingError) -> T {
+        func run(_ buffer: UnsafeRawBufferPointer) -> Result<T, ViewDecodingError> {
+            var reader = ByteReader(buffer, record: record)
+            return Result { () throws(ViewDecodingError) in try body(&reader) }
+        }
+        if let result = bytes.withContiguousStorageIfAvailable({ run(UnsafeRawBufferPointer($0)) }) { return try result.get() }
+        return try Array(bytes).withUnsafeBytes { run($0) }.get()
+    }
 
     func error(_ field: String, _ problem: String) -> ViewDecodingError {
         ViewDecodingError(field: "\(record).\(field)", offset: offset, problem: problem)
     }
-    mutating func take(_ n: Int, _ field: String) throws(ViewDecodingError) -> ArraySlice<UInt8> {
+    mutating func take(_ n: Int, _ field: String) throws(ViewDecodingError) -> UnsafeRawBufferPointer {
         guard n >= 0, bytes.count - offset >= n else { throw error(field, "needs \(n) bytes, \(bytes.count - offset) left") }
         defer { offset += n }
-        return bytes[offset..<offset + n]
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n])
     }
     /// Reads the format byte: one this build reads (``ViewRecordCodec/oldestReadableFormat`` ...
     /// ``ViewRecordCodec/format``), returned so a decoder can follow the older layout.
@@ -373,23 +421,36 @@ struct ByteReader {
         switch try u8(field) { case 0: return false; case 1: return true; default: throw error(field, "not a boolean") }
     }
     mutating func u64(_ field: String) throws(ViewDecodingError) -> UInt64 {
-        var v: UInt64 = 0
-        for (i, b) in try take(8, field).enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
-        return v
+        try fixed(UInt64.self, field).littleEndian
+    }
+    /// The next `MemoryLayout<T>.size` bytes as a `T` (as stored, unaligned), bounds checked.
+    private mutating func fixed<T: FixedWidthInteger>(_ type: T.Type, _ field: String) throws(ViewDecodingError) -> T {
+        let size = MemoryLayout<T>.size
+        guard bytes.count - offset >= size else { throw error(field, "needs \(size) bytes, \(bytes.count - offset) left") }
+        defer { offset += size }
+        return bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
     }
     mutating func i64(_ field: String) throws(ViewDecodingError) -> Int64 { Int64(bitPattern: try u64(field)) }
     mutating func int(_ field: String) throws(ViewDecodingError) -> Int { Int(try i64(field)) }
     mutating func u32(_ field: String) throws(ViewDecodingError) -> UInt32 {
-        var v: UInt32 = 0
-        for (i, b) in try take(4, field).enumerated() { v |= UInt32(b) << (8 * UInt32(i)) }
-        return v
+        try fixed(UInt32.self, field).littleEndian
     }
     mutating func bytes16(_ field: String) throws(ViewDecodingError) -> [UInt8] { Array(try take(16, field)) }
     mutating func uuid(_ field: String) throws(ViewDecodingError) -> UUID { UUID(bytes: try take(16, field))! }
+    /// An identifier of 16 bytes, read in place (no array of its bytes).
+    mutating func id<Tag>(_ field: String) throws(ViewDecodingError) -> TaggedID<Tag> { TaggedID(try uuid(field)) }
     mutating func origin(_ field: String) throws(ViewDecodingError) -> EventOrigin {
-        let stamp = try u64(field + ".stamp")
-        let replica = ReplicaID(bytes: try bytes16(field + ".replica"))!
-        return EventOrigin(stamp: stamp, replica: replica, sequence: try u64(field + ".sequence"))
+        // One bounds check for the 32 bytes, naming the part that is cut short (the field names
+        // are joined only for an error: building them for every origin read cost an allocation each).
+        let left = bytes.count - offset
+        guard left >= 32 else {
+            let part = left < 8 ? "stamp" : left < 24 ? "replica" : "sequence", skip = left < 8 ? 0 : left < 24 ? 8 : 24
+            throw ViewDecodingError(field: "\(record).\(field).\(part)", offset: offset + skip,
+                                    problem: "needs \(part == "replica" ? 16 : 8) bytes, \(left - skip) left")
+        }
+        let stamp = try u64(field)
+        let replica: ReplicaID = try id(field)
+        return EventOrigin(stamp: stamp, replica: replica, sequence: try u64(field))
     }
     mutating func string(_ field: String) throws(ViewDecodingError) -> String {
         let n = Int(try u32(field))
@@ -441,8 +502,8 @@ struct ByteReader {
     /// arrays, which come back empty).
     mutating func book(version: UInt8, decision: BookState) throws(ViewDecodingError) -> BookView {
         let details = version != ViewRecordCodec.summaryFormat
-        let reader = ReaderID(bytes: try bytes16("reader"))!
-        let book = BookID(bytes: try bytes16("book"))!
+        let reader: ReaderID = try id("reader")
+        let book: BookID = try id("book")
         let metadata = try metadata()
         let status = try status()
         let inLibrary = try bool("inLibrary")
@@ -486,7 +547,7 @@ struct ByteReader {
     /// A session as record format `version` wrote it (format 1 has no zones per interval: every
     /// interval ran in the session's zone).
     mutating func session(version: UInt8) throws(ViewDecodingError) -> SessionRecord {
-        let session = SessionID(bytes: try bytes16("session.id"))!
+        let session: SessionID = try id("session.id")
         let startedAt = Timestamp(microseconds: try i64("session.startedAt"))
         let sessionZone = ZoneID(unchecked: try string("session.timeZone"))
         func zone(_ r: inout ByteReader, _ field: String) throws(ViewDecodingError) -> ZoneID {
