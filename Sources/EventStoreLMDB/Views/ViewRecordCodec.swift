@@ -334,7 +334,9 @@ struct ByteWriter {
     mutating func uuid(_ u: UUID) { raw(u.uuid) }
     /// An identifier's 16 bytes (its UUID's, in order), without building an array of them.
     mutating func id<Tag>(_ id: TaggedID<Tag>) { raw(id.uuid.uuid) }
-    mutating func string(_ s: String) { let u = Array(s.utf8); u32(UInt32(u.count)); bytes.append(contentsOf: u) }
+    /// The UTF-8 length, then the UTF-8 bytes, copied from the string's own storage (no array of
+    /// them built first, as `vstring` does).
+    mutating func string(_ s: String) { u32(UInt32(s.utf8.count)); bytes.append(contentsOf: s.utf8) }
     mutating func date(_ d: LocalDate) { i64(Int64(d.dayNumber)) }
     mutating func optional<T>(_ v: T?, _ body: (inout ByteWriter, T) -> Void) {
         if let v { u8(1); body(&self, v) } else { u8(0) }
