@@ -132,7 +132,16 @@ struct SyncLoad: AsyncParsableCommand {
                         result.push.append(ContinuousClock.now - pushStart)
                         result.pushes.append(PushSample(start: pushStart - started, latency: ContinuousClock.now - pushStart,
                                                         status: push.status, events: batch))
-                        guard push.status == 200 else { result.errors += 1; continue }
+                        guard push.status == 200 else {
+                            result.errors += 1
+                            // A refusal that names a wait (503 busy, 429) is waited out, as the
+                            // library's sync client does, instead of hammering the server at once.
+                            if let seconds = push.retryAfter {
+                                let resume = min(deadline, ContinuousClock.now + .seconds(seconds))
+                                try? await Task.sleep(until: resume, clock: .continuous)
+                            }
+                            continue
+                        }
                         result.stored += batch
                         if !separatePull {
                             guard let json = try JSONSerialization.jsonObject(with: push.body) as? [String: Any],
@@ -297,6 +306,8 @@ struct DeviceResult: Sendable {
 struct Reply: Sendable {
     let status: Int
     let body: Data
+    /// The `Retry-After` header's seconds, where the answer has one (429 and 503).
+    var retryAfter: Int? = nil
 }
 
 func send(_ http: HTTPClient, _ method: HTTPMethod, _ url: String, token: String?, body: Data?) async throws -> Reply {
@@ -309,7 +320,8 @@ func send(_ http: HTTPClient, _ method: HTTPMethod, _ url: String, token: String
     }
     let response = try await http.execute(request, timeout: .seconds(60))
     let buffer = try await response.body.collect(upTo: 16 * 1024 * 1024)
-    return Reply(status: Int(response.status.code), body: Data(buffer.readableBytesView))
+    return Reply(status: Int(response.status.code), body: Data(buffer.readableBytesView),
+                 retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) })
 }
 
 /// A libpq-style URL (postgres://user@host:port/db) as PostgresNIO's configuration, TLS off (loopback).
