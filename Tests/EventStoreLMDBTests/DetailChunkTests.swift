@@ -225,6 +225,29 @@ import Testing
         }
     }
 
+    /// A year record whose challenge origin is cut short at every length names the missing part
+    /// (stamp, replica or sequence) and where it starts, and a whole one round-trips.
+    @Test func anOriginCutShortNamesTheMissingPartAndItsOffset() throws {
+        var year = YearView(year: 2025, challenge: ChallengeSet(year: 2025, books: 12, pages: nil))
+        year.challengeOrigin = EventOrigin(stamp: 0x0102_0304_0506_0708,
+                                           replica: ReplicaID(UUID(uuidString: "A0000000-0000-4000-8000-0000000000A4")!), sequence: 9)
+        let bytes = ViewRecordCodec.encode(year)
+        #expect(try ViewRecordCodec.decodeYearView(bytes) == year)
+        let start = bytes.count - 32
+        for kept in 0..<32 {
+            let part = kept < 8 ? "stamp" : kept < 24 ? "replica" : "sequence"
+            let partStart = kept < 8 ? 0 : kept < 24 ? 8 : 24
+            do {
+                _ = try ViewRecordCodec.decodeYearView(bytes.prefix(start + kept))
+                Issue.record("an origin of \(kept) bytes decoded")
+            } catch {
+                #expect(error.field == "YearView.challengeOrigin.\(part)", "\(error)")
+                #expect(error.offset == start + partStart, "\(error)")
+                #expect(error.problem == "needs \(part == "replica" ? 16 : 8) bytes, \(kept - partStart) left", "\(error)")
+            }
+        }
+    }
+
     @Test func varintsRejectOverlongOverflowingAndCutShortBytes() throws {
         func decode(_ bytes: [UInt8]) -> String? {
             do throws(ViewDecodingError) {

@@ -333,9 +333,9 @@ struct ByteWriter {
     mutating func bytes16(_ b: [UInt8]) { bytes.append(contentsOf: b) }
     mutating func uuid(_ u: UUID) { raw(u.uuid) }
     /// An identifier's 16 bytes (its UUID's, in order), without building an array of them.
-    mutating func id<Tag>(_ id: TaggedID<Tag>) { raw(id.uuid.uuid) }
+    mutating func id<Tag>(_ id: TaggedID<Tag>) { uuid(id.uuid) }
     /// The UTF-8 length, then the UTF-8 bytes, copied from the string's own storage (no array of
-    /// them built first, as `vstring` does).
+    /// them built first; `vstring` writes its bytes the same way).
     mutating func string(_ s: String) { u32(UInt32(s.utf8.count)); bytes.append(contentsOf: s.utf8) }
     mutating func date(_ d: LocalDate) { i64(Int64(d.dayNumber)) }
     mutating func optional<T>(_ v: T?, _ body: (inout ByteWriter, T) -> Void) {
@@ -425,12 +425,9 @@ struct ByteReader {
     mutating func u64(_ field: String) throws(ViewDecodingError) -> UInt64 {
         try fixed(UInt64.self, field).littleEndian
     }
-    /// The next `MemoryLayout<T>.size` bytes as a `T` (as stored, unaligned), bounds checked.
+    /// The next `MemoryLayout<T>.size` bytes as a `T` (as stored, unaligned), bounds checked by ``take(_:_:)``.
     private mutating func fixed<T: FixedWidthInteger>(_ type: T.Type, _ field: String) throws(ViewDecodingError) -> T {
-        let size = MemoryLayout<T>.size
-        guard bytes.count - offset >= size else { throw error(field, "needs \(size) bytes, \(bytes.count - offset) left") }
-        defer { offset += size }
-        return bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
+        try take(MemoryLayout<T>.size, field).loadUnaligned(as: T.self)
     }
     mutating func i64(_ field: String) throws(ViewDecodingError) -> Int64 { Int64(bitPattern: try u64(field)) }
     mutating func int(_ field: String) throws(ViewDecodingError) -> Int { Int(try i64(field)) }
@@ -442,13 +439,11 @@ struct ByteReader {
     /// An identifier of 16 bytes, read in place (no array of its bytes).
     mutating func id<Tag>(_ field: String) throws(ViewDecodingError) -> TaggedID<Tag> { TaggedID(try uuid(field)) }
     mutating func origin(_ field: String) throws(ViewDecodingError) -> EventOrigin {
-        // One bounds check for the 32 bytes, naming the part that is cut short (the field names
-        // are joined only for an error: building them for every origin read cost an allocation each).
-        let left = bytes.count - offset
-        guard left >= 32 else {
-            let part = left < 8 ? "stamp" : left < 24 ? "replica" : "sequence", skip = left < 8 ? 0 : left < 24 ? 8 : 24
-            throw ViewDecodingError(field: "\(record).\(field).\(part)", offset: offset + skip,
-                                    problem: "needs \(part == "replica" ? 16 : 8) bytes, \(left - skip) left")
+        // The part names (`field.stamp`, ...) are joined only when the 32 bytes are cut short, for
+        // the error of the part that is missing (joined for every origin read, they cost an
+        // allocation each); one of these reads then throws.
+        if bytes.count - offset < 32 {
+            _ = try u64(field + ".stamp"); _ = try uuid(field + ".replica"); _ = try u64(field + ".sequence")
         }
         let stamp = try u64(field)
         let replica: ReplicaID = try id(field)
