@@ -91,6 +91,7 @@ public class ReadTransaction {
     package func rawValue<Key, Value>(
         _ database: LMDBDatabase<Key, Value>, _ key: [UInt8]
     ) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        try ensureActive("mdb_get(\(database.name))")
         let result: Result<UnsafeRawBufferPointer?, LMDBError> = key.withUnsafeBytes { bytes in
             Result { () throws(LMDBError) in try rawValue(database, bytes) }
         }

@@ -73,6 +73,48 @@ public protocol ViewRecordTable: Sendable {
     /// Whether the fold scans this table by key ranges (a store in memory then keeps its keys in
     /// order as they are written, instead of sorting them at each scan).
     static var isScannedByTheFold: Bool { get }
+
+    // How a store keeps the table as bytes (EventStoreLMDB writes every table through these; a
+    // table declares them here, beside its key and record, and needs no code in the store).
+
+    /// The record's name in errors ("DayTotal": `DayTotal.pages at byte 9: ...`).
+    static var recordName: String { get }
+    /// Appends the bytes of `key`: the table's key after the reader's ID. Byte order (`memcmp`,
+    /// then the shorter first) is key order, so the store's ordered scans are key order.
+    static func encodeKey(_ key: Key, into bytes: inout [UInt8])
+    /// The key in exactly `bytes` (what ``encodeKey(_:into:)`` wrote), with a typed error naming
+    /// the key field and the rule otherwise.
+    static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> Key
+    /// The bytes a store keeps for `record` (``ViewRecordCodec``'s format).
+    static func encodeRecord(_ record: Record) -> [UInt8]
+    /// The record in `bytes`, with a typed error naming the field and the rule otherwise.
+    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> Record
+    /// `record` with the origins it keeps for replication cleared (they name replicas, not what a
+    /// reader sees, and the store's view digest hashes records without them), or `nil` when it
+    /// names none.
+    static func withoutOrigins(_ record: Record) -> Record?
+    /// Whether a copy of the views written at once (a rebuild) keeps `record`: `false` for a
+    /// record that reads as its absence.
+    static func isKept(_ record: Record) -> Bool
+
+    /// Decodes the records a store's raw scan visits and calls `body` with those whose keys lie in
+    /// `from ... through` (an absent bound: unbounded), until it returns `false`. `scan` walks
+    /// the stored records of one reader's range of the table in key order (`reverse`: backwards),
+    /// calling its argument with each key's and value's bytes until that returns `false`; a key's
+    /// own bytes start at `keyOffset`. A key or a record that does not decode throws a
+    /// ``ViewDecodingError`` (a key's field starts with `key`).
+    ///
+    /// Not meant to be implemented: the default runs specialized for each table type, so a store
+    /// that calls it from code generic over the table (through `AnyViewStore`) decodes and
+    /// compares with the table's own types, not through run-time generics.
+    static func scanRecords(keyOffset: Int, from: Key?, through: Key?, reverse: Bool,
+                            _ scan: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Void,
+                            _ body: (Key, Record) throws -> Bool) throws
+    /// The records of ``scanRecords(keyOffset:from:through:reverse:_:_:)`` collected in key order
+    /// (the same default: specialized for each table type).
+    static func collectRecords(keyOffset: Int, from: Key?, through: Key?,
+                               _ scan: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Void)
+        throws -> [(key: Key, record: Record)]
 }
 
 extension ViewRecordTable {
@@ -82,6 +124,73 @@ extension ViewRecordTable {
     public static var isWrittenInParts: Bool { false }
     /// The default: not scanned by the fold.
     public static var isScannedByTheFold: Bool { false }
+    /// The default: the record names no origins.
+    public static func withoutOrigins(_ record: Record) -> Record? { nil }
+    /// The default: every record is kept.
+    public static func isKept(_ record: Record) -> Bool { true }
+
+    /// The default: keys and records decoded with the table's own codecs.
+    public static func scanRecords(keyOffset: Int, from: Key?, through: Key?, reverse: Bool,
+                                   _ scan: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Void,
+                                   _ body: (Key, Record) throws -> Bool) throws {
+        // Two non-escaping closures, one calling the other: neither outlives this call.
+        try withoutActuallyEscaping(body) { body in
+            try scan { keyBytes, value in
+                let key = try storedKey(keyBytes, at: keyOffset)
+                if reverse, let from, key < from { return false }
+                if !reverse, let through, through < key { return false }
+                return try body(key, try decodeRecord(value))
+            }
+        }
+    }
+
+    /// The default: ``scanRecords(keyOffset:from:through:reverse:_:_:)`` forward, appended.
+    public static func collectRecords(keyOffset: Int, from: Key?, through: Key?,
+                                      _ scan: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Void)
+        throws -> [(key: Key, record: Record)] {
+        var result: [(key: Key, record: Record)] = []
+        try scanRecords(keyOffset: keyOffset, from: from, through: through, reverse: false, scan) { key, record in
+            result.append((key, record))
+            return true
+        }
+        return result
+    }
+
+    /// The key whose own bytes start at `offset` of a stored key, its errors named as a key's.
+    private static func storedKey(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(ViewDecodingError) -> Key {
+        guard bytes.count >= offset else {
+            throw ViewDecodingError(field: "key", offset: 0, problem: "a key of \(bytes.count) bytes, shorter than its table's prefix of \(offset)")
+        }
+        do {
+            return try decodeKey(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+        } catch {
+            throw ViewDecodingError(field: error.field == "key" ? "key" : "key.\(error.field)", offset: offset + error.offset, problem: error.problem)
+        }
+    }
+}
+
+extension ViewRecordTable where Key == BookID {
+    /// The book's 16 ID bytes.
+    public static func encodeKey(_ key: BookID, into bytes: inout [UInt8]) { ViewKeyBytes.id(key, into: &bytes) }
+    /// The book in exactly 16 bytes.
+    public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BookID { try ViewKeyBytes.id(bytes, "book") }
+}
+
+extension ViewRecordTable where Key == LocalDate {
+    /// The day's 4 bytes (``ViewKeyBytes/day(_:into:)``).
+    public static func encodeKey(_ key: LocalDate, into bytes: inout [UInt8]) { ViewKeyBytes.day(key, into: &bytes) }
+    /// The day in exactly 4 bytes.
+    public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> LocalDate { try ViewKeyBytes.day(bytes) }
+}
+
+extension ViewRecordTable where Key == ReaderRecordKey {
+    /// No bytes: the table has one record per reader.
+    public static func encodeKey(_ key: ReaderRecordKey, into bytes: inout [UInt8]) {}
+    /// The one key, from no bytes.
+    public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ReaderRecordKey {
+        try ViewKeyBytes.none(bytes, "key")
+        return ReaderRecordKey()
+    }
 }
 
 /// The key of a table with one record per reader.
@@ -129,6 +238,21 @@ public enum ViewRecords: Sendable {
         public typealias Record = BookView
         public static var kind: ViewRecordKind { .books }
         public static var isWrittenInParts: Bool { true }
+        public static var recordName: String { "BookSummary" }
+        /// The view's summary (``ViewRecordCodec/encodeSummary(_:)``): a store keeps its decision
+        /// state and its details in records of their own.
+        public static func encodeRecord(_ record: BookView) -> [UInt8] { ViewRecordCodec.encodeSummary(record) }
+        /// The view of a summary, with no decision state and no details.
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BookView {
+            try ViewRecordCodec.decodeBookSummary(bytes).view
+        }
+        /// The view without its last folded origin.
+        public static func withoutOrigins(_ record: BookView) -> BookView? {
+            guard record.lastOrigin != nil else { return nil }
+            var view = record
+            view.lastOrigin = nil
+            return view
+        }
     }
     /// Non-zero day totals by day.
     ///
@@ -137,6 +261,11 @@ public enum ViewRecords: Sendable {
         public typealias Key = LocalDate
         public typealias Record = DayTotal
         public static var kind: ViewRecordKind { .days }
+        public static var recordName: String { "DayTotal" }
+        public static func encodeRecord(_ record: DayTotal) -> [UInt8] { ViewRecordCodec.encode(record) }
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> DayTotal {
+            try ViewRecordCodec.decodeDayTotal(bytes)
+        }
     }
     /// Non-zero totals of one book on one day, by book, then day.
     ///
@@ -145,6 +274,22 @@ public enum ViewRecords: Sendable {
         public typealias Key = BookDayKey
         public typealias Record = DayTotal
         public static var kind: ViewRecordKind { .bookDays }
+        public static var recordName: String { "DayTotal" }
+        /// The book's 16 ID bytes, then the day's 4.
+        public static func encodeKey(_ key: BookDayKey, into bytes: inout [UInt8]) {
+            ViewKeyBytes.id(key.book, into: &bytes)
+            ViewKeyBytes.day(key.day, into: &bytes)
+        }
+        /// The book and the day in exactly 20 bytes.
+        public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BookDayKey {
+            guard bytes.count == 20 else { throw ViewDecodingError(field: "key", offset: 0, problem: "expected 20 bytes, found \(bytes.count)") }
+            return BookDayKey(book: try ViewKeyBytes.id(UnsafeRawBufferPointer(rebasing: bytes[0..<16]), "book"),
+                              day: try ViewKeyBytes.day(UnsafeRawBufferPointer(rebasing: bytes[16...])))
+        }
+        public static func encodeRecord(_ record: DayTotal) -> [UInt8] { ViewRecordCodec.encode(record) }
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> DayTotal {
+            try ViewRecordCodec.decodeDayTotal(bytes)
+        }
     }
     /// Non-zero month totals by month.
     ///
@@ -153,6 +298,15 @@ public enum ViewRecords: Sendable {
         public typealias Key = YearMonth
         public typealias Record = MonthTotal
         public static var kind: ViewRecordKind { .months }
+        public static var recordName: String { "MonthTotal" }
+        /// The month's 4 bytes (``ViewKeyBytes/month(_:into:)``: months before year 0 clamped).
+        public static func encodeKey(_ key: YearMonth, into bytes: inout [UInt8]) { ViewKeyBytes.month(key, into: &bytes) }
+        /// The month in exactly 4 bytes.
+        public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> YearMonth { try ViewKeyBytes.month(bytes) }
+        public static func encodeRecord(_ record: MonthTotal) -> [UInt8] { ViewRecordCodec.encode(record) }
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> MonthTotal {
+            try ViewRecordCodec.decodeMonthTotal(bytes)
+        }
     }
     /// The reader's time-of-day totals (one record).
     ///
@@ -161,6 +315,13 @@ public enum ViewRecords: Sendable {
         public typealias Key = ReaderRecordKey
         public typealias Record = BucketTotals
         public static var kind: ViewRecordKind { .buckets }
+        public static var recordName: String { "BucketTotals" }
+        public static func encodeRecord(_ record: BucketTotals) -> [UInt8] { ViewRecordCodec.encode(record) }
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BucketTotals {
+            try ViewRecordCodec.decodeBucketTotals(bytes)
+        }
+        /// Zero totals read the same as none: a rebuild leaves them out.
+        public static func isKept(_ record: BucketTotals) -> Bool { record != BucketTotals() }
     }
     /// Streak runs by their first day (scanned backwards by the fold: not cached).
     ///
@@ -169,6 +330,11 @@ public enum ViewRecords: Sendable {
         public typealias Key = LocalDate
         public typealias Record = StreakRun
         public static var kind: ViewRecordKind { .runs }
+        public static var recordName: String { "StreakRun" }
+        public static func encodeRecord(_ record: StreakRun) -> [UInt8] { ViewRecordCodec.encode(record) }
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> StreakRun {
+            try ViewRecordCodec.decodeStreakRun(bytes)
+        }
         public static var isCached: Bool { false }
         public static var isScannedByTheFold: Bool { true }
     }
@@ -179,6 +345,11 @@ public enum ViewRecords: Sendable {
         public typealias Key = BookID
         public typealias Record = PresenceRecord
         public static var kind: ViewRecordKind { .goals }
+        public static var recordName: String { "Presence" }
+        /// No bytes: the key is the whole record.
+        public static func encodeRecord(_ record: PresenceRecord) -> [UInt8] { [] }
+        /// Any stored bytes read as present.
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> PresenceRecord { PresenceRecord() }
         public static var isCached: Bool { false }
     }
     /// Non-empty year records by year.
@@ -188,6 +359,22 @@ public enum ViewRecords: Sendable {
         public typealias Key = Int
         public typealias Record = YearView
         public static var kind: ViewRecordKind { .years }
+        public static var recordName: String { "YearView" }
+        /// The year's 4 bytes (``ViewKeyBytes/year(_:into:)``: clamped to 0 ... `UInt32.max`).
+        public static func encodeKey(_ key: Int, into bytes: inout [UInt8]) { ViewKeyBytes.year(key, into: &bytes) }
+        /// The year in exactly 4 bytes.
+        public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> Int { try ViewKeyBytes.year(bytes) }
+        public static func encodeRecord(_ record: YearView) -> [UInt8] { ViewRecordCodec.encode(record) }
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> YearView {
+            try ViewRecordCodec.decodeYearView(bytes)
+        }
+        /// The year without its challenge's origin.
+        public static func withoutOrigins(_ record: YearView) -> YearView? {
+            guard record.challengeOrigin != nil else { return nil }
+            var year = record
+            year.challengeOrigin = nil
+            return year
+        }
     }
     /// The reader's own record (one record; a reader "exists" when it has one).
     ///
@@ -196,5 +383,19 @@ public enum ViewRecords: Sendable {
         public typealias Key = ReaderRecordKey
         public typealias Record = ReaderView
         public static var kind: ViewRecordKind { .readers }
+        public static var recordName: String { "ReaderView" }
+        public static func encodeRecord(_ record: ReaderView) -> [UInt8] { ViewRecordCodec.encode(record) }
+        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ReaderView {
+            try ViewRecordCodec.decodeReaderView(bytes)
+        }
+        /// The record without the origins of its home order, its profile and its last event.
+        public static func withoutOrigins(_ record: ReaderView) -> ReaderView? {
+            guard record.homeOrderOrigin != nil || record.profileOrigin != nil || record.lastEvent?.origin != nil else { return nil }
+            var view = record
+            view.homeOrderOrigin = nil
+            view.profileOrigin = nil
+            view.lastEvent?.origin = nil
+            return view
+        }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import LMDB
-import Projections
+@testable import Projections
 import ReadingEvents
 import TestSupport
 import Testing

@@ -196,6 +196,50 @@ import LMDB
         #expect(reader.stream.streamID == .reader(ReaderID(bytes: id)!) && reader.version == 3)
     }
 
+    /// The keys of every table of view records (``ViewKeyLayout/key(_:reader:_:)``, with the key
+    /// bytes its table type declares) are the bytes of the views' layout as a codec of its own per
+    /// table wrote them (the reader, the group, the table's key; a book summary's part after the
+    /// book), read back, and a key of another table or of a wrong length is a typed error.
+    @Test func everyTableOfViewRecordsWritesTheKeysOfTheLayout() throws {
+        func item<T: ViewRecordTable>(_ table: T.Type, _ bytes: [UInt8]) throws -> (reader: ReaderID, key: T.Key) {
+            try bytes.withUnsafeBytes { bytes in try ViewKeyLayout.item(T.self, bytes) }
+        }
+        func check<T: ViewRecordTable>(_ table: T.Type, _ key: T.Key, _ reader: ReaderID, logical: [UInt8],
+                                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let stored = ViewKeyLayout.key(ViewTable.of(T.kind), logical: logical)
+            #expect(ViewKeyLayout.key(T.self, reader: reader, key) == stored, "\(T.self)", sourceLocation: sourceLocation)
+            #expect(ViewKeyLayout.logical(T.self, reader: reader, key) == logical, "\(T.self)", sourceLocation: sourceLocation)
+            let decoded = try item(T.self, stored)
+            #expect(decoded.reader == reader && decoded.key == key, "\(T.self)", sourceLocation: sourceLocation)
+            for bad in [stored + [0], Array(stored.dropLast()), Array(stored.prefix(16)) + [99] + stored.dropFirst(17)] where bad != stored {
+                #expect(throws: ViewDecodingError.self, "\(T.self) \(bad)", sourceLocation: sourceLocation) {
+                    _ = try item(T.self, bad)
+                }
+            }
+        }
+        var rng = SplitMix64(seed: 37)
+        for _ in 0..<100 {
+            let reader = try #require(ReaderID(bytes: Self.randomID(&rng)))
+            let book = try #require(BookID(bytes: Self.randomID(&rng)))
+            let day = LocalDate(dayNumber: Int.random(in: DayKey.dayNumbers, using: &rng))
+            let month = YearMonth(year: Int.random(in: 1...9999, using: &rng), month: Int.random(in: 1...12, using: &rng))
+            let year = Int.random(in: 0...9999, using: &rng)
+            try check(ViewRecords.Books.self, book, reader, logical: ReaderBookKey.encode((reader, book)))
+            try check(ViewRecords.Days.self, day, reader, logical: ReaderDayKey.encode((reader, day)))
+            try check(ViewRecords.BookDays.self, BookDayKey(book: book, day: day), reader, logical: ReaderBookDayKey.encode(((reader, book), day)))
+            try check(ViewRecords.Months.self, month, reader, logical: ReaderMonthKey.encode((reader, month)))
+            try check(ViewRecords.Buckets.self, ReaderRecordKey(), reader, logical: ReaderIDKey.encode(reader))
+            try check(ViewRecords.Runs.self, day, reader, logical: ReaderDayKey.encode((reader, day)))
+            try check(ViewRecords.Goals.self, book, reader, logical: ReaderBookKey.encode((reader, book)))
+            try check(ViewRecords.Years.self, year, reader, logical: ReaderYearKey.encode((reader, year)))
+            try check(ViewRecords.Readers.self, ReaderRecordKey(), reader, logical: ReaderIDKey.encode(reader))
+        }
+        // Each table of view records is the persisted table of its name, and only the book view's
+        // parts other than its summary are of no kind.
+        for kind in ViewRecordKind.allCases { #expect(ViewTable.of(kind).recordKind == kind) }
+        #expect(ViewTable.allCases.filter { $0.recordKind == nil } == [.bookEntries, .bookSessions, .bookSentences, .bookMemos, .decisions])
+    }
+
     @Test func arbitraryBytesNeverTrap() {
         var rng = SplitMix64(seed: 99)
         for _ in 0..<3000 {
@@ -206,6 +250,12 @@ import LMDB
             _ = try? Self.decode(ReaderMonthKey.self, bytes)
             _ = try? Self.decode(ReaderYearKey.self, bytes)
             _ = try? Self.decode(StreamIndexKey.self, bytes)
+            bytes.withUnsafeBytes { bytes in
+                _ = try? ViewKeyLayout.item(ViewRecords.Books.self, bytes)
+                _ = try? ViewKeyLayout.item(ViewRecords.BookDays.self, bytes)
+                _ = try? ViewKeyLayout.item(ViewRecords.Readers.self, bytes)
+                _ = try? ViewKeyLayout.item(ViewRecords.Years.self, bytes)
+            }
         }
     }
 
@@ -240,7 +290,9 @@ import LMDB
                 #expect(try views.dayTotals(reader: reader, in: day...day).map(\.0) == [day])
             }
             try store.log.environment.write { txn in
-                try tables[.days].put(readerBytes + [1, 2, 3], [], txn)
+                // A key of 5 bytes inside the range read (after the day's 4): scans seek within
+                // the bytes the range's bounds share, so a damaged key outside it is never read.
+                try tables[.days].put(readerBytes + Self.handBE32(UInt32(day.dayNumber + 1_000_000)) + [0], [], txn)
             }
             let error = #expect(throws: EventStoreError.self) {
                 try store.withViews { try $0.dayTotals(reader: reader, in: day...LocalDate(dayNumber: 2_000_000)) }

@@ -65,20 +65,14 @@ enum DayKey: LMDBFixedWidthKeyCodec {
     /// Always 4 bytes.
     static var byteCount: Int { 4 }
     /// The day numbers `LocalDate` can hold: 0001-01-01 ... 9999-12-31.
-    static let dayNumbers = -719_162...2_932_896
+    static var dayNumbers: ClosedRange<Int> { ViewKeyBytes.dayNumbers }
     /// The 4 bytes of `item`.
     static func encode(_ item: LocalDate) -> [UInt8] { encoded(item, reserving: byteCount) }
-    /// Appends the 4 bytes of `item` in place.
-    static func encode(_ item: LocalDate, into bytes: inout [UInt8]) {
-        BigEndianUInt32.encode(UInt32(item.dayNumber + 1_000_000), into: &bytes)
-    }
+    /// Appends the 4 bytes of `item` in place (``ViewKeyBytes/day(_:into:)``).
+    static func encode(_ item: LocalDate, into bytes: inout [UInt8]) { ViewKeyBytes.day(item, into: &bytes) }
     /// The date in exactly 4 bytes; throws for other lengths and for days outside years 1 ... 9999.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> LocalDate {
-        let dayNumber = Int(try BigEndianUInt32.decode(bytes)) - 1_000_000
-        guard dayNumbers.contains(dayNumber) else {
-            throw LMDBError.undecodable(codec: "DayKey", "day number \(dayNumber) is outside years 1 ... 9999")
-        }
-        return LocalDate(dayNumber: dayNumber)
+        do { return try ViewKeyBytes.day(bytes) } catch { throw LMDBError.undecodable(codec: "DayKey", error.description) }
     }
 }
 
@@ -89,14 +83,11 @@ enum MonthKey: LMDBFixedWidthKeyCodec {
     static var byteCount: Int { 4 }
     /// The 4 bytes of `item` (years before 0 are clamped to 0, as they always were).
     static func encode(_ item: YearMonth) -> [UInt8] { encoded(item, reserving: byteCount) }
-    /// Appends the 4 bytes of `item` in place.
-    static func encode(_ item: YearMonth, into bytes: inout [UInt8]) {
-        BigEndianUInt32.encode(UInt32(clamping: item.year * 12 + item.month - 1), into: &bytes)
-    }
+    /// Appends the 4 bytes of `item` in place (``ViewKeyBytes/month(_:into:)``).
+    static func encode(_ item: YearMonth, into bytes: inout [UInt8]) { ViewKeyBytes.month(item, into: &bytes) }
     /// The month in exactly 4 bytes.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> YearMonth {
-        let value = Int(try BigEndianUInt32.decode(bytes))
-        return YearMonth(year: value / 12, month: value % 12 + 1)
+        do { return try ViewKeyBytes.month(bytes) } catch { throw LMDBError.undecodable(codec: "MonthKey", error.description) }
     }
 }
 
@@ -107,10 +98,12 @@ enum YearKey: LMDBFixedWidthKeyCodec {
     static var byteCount: Int { 4 }
     /// The 4 bytes of `item` (clamped to 0 ... `UInt32.max`, as it always was).
     static func encode(_ item: Int) -> [UInt8] { encoded(item, reserving: byteCount) }
-    /// Appends the 4 bytes of `item` in place.
-    static func encode(_ item: Int, into bytes: inout [UInt8]) { BigEndianUInt32.encode(UInt32(clamping: item), into: &bytes) }
+    /// Appends the 4 bytes of `item` in place (``ViewKeyBytes/year(_:into:)``).
+    static func encode(_ item: Int, into bytes: inout [UInt8]) { ViewKeyBytes.year(item, into: &bytes) }
     /// The year in exactly 4 bytes.
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Int { Int(try BigEndianUInt32.decode(bytes)) }
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) -> Int {
+        do { return try ViewKeyBytes.year(bytes) } catch { throw LMDBError.undecodable(codec: "YearKey", error.description) }
+    }
 }
 
 /// The `streamIndex` key (log format 3): the stream's key bytes (``StreamKey``, self-delimiting)

@@ -29,15 +29,8 @@ struct ViewDatabases: Sendable {
     let bookMemos: Table<ViewKey<ReaderBookIndexKey, BookMemosTable>, TextNoteChunkValue>
     /// Each book's decision state (``BookView/decision``), beside its view: what a command reads.
     let decisions: Table<ViewKey<ReaderBookKey, DecisionsTable>, BookStateValue>
-    let days: Table<ViewKey<ReaderDayKey, DaysTable>, DayTotalValue>
-    let bookDays: Table<ViewKey<ReaderBookDayKey, BookDaysTable>, DayTotalValue>
-    let months: Table<ViewKey<ReaderMonthKey, MonthsTable>, MonthTotalValue>
-    let buckets: Table<ViewKey<ReaderIDKey, BucketsTable>, BucketTotalsValue>
-    let runs: Table<ViewKey<ReaderDayKey, RunsTable>, StreakRunValue>
-    let readers: Table<ViewKey<ReaderIDKey, ReadersTable>, ReaderViewValue>
-    /// Keys only (a book with an active goal); the values are empty.
-    let goals: Table<ViewKey<ReaderBookKey, GoalsTable>, NoValue>
-    let years: Table<ViewKey<ReaderYearKey, YearsTable>, YearViewValue>
+    /// The names in errors of the tables of view records (``ViewRecordKind`` order).
+    private let recordTableNames: [String]
 
     /// The name of `generation`'s database.
     static func name(generation: Int) -> String { "views.g\(generation)" }
@@ -61,11 +54,18 @@ struct ViewDatabases: Sendable {
         func open<Key: LMDBKeyCodec, Value: LMDBValueCodec>(_ table: ViewTable) -> Table<Key, Value> {
             database.table(named: Self.name(table, generation: generation))
         }
-        books = open(.books); decisions = open(.decisions); days = open(.days); bookDays = open(.bookDays)
-        months = open(.months); buckets = open(.buckets); runs = open(.runs); readers = open(.readers)
-        goals = open(.goals); years = open(.years)
+        books = open(.books); decisions = open(.decisions)
+        recordTableNames = ViewRecordKind.allCases.map { Self.name(ViewTable.of($0), generation: generation) }
         bookEntries = open(.bookEntries); bookSessions = open(.bookSessions)
         bookSentences = open(.bookSentences); bookMemos = open(.bookMemos)
+    }
+
+    /// The generation's database as table `T` (raw bytes, named `views.gN.TABLE` in errors): every
+    /// table of view records but a book view's is read and written through it, with the key and
+    /// record bytes its table type declares (``ViewKeyLayout/key(_:reader:_:)``,
+    /// ``ViewRecordTable/encodeRecord(_:)``).
+    func database<T: ViewRecordTable>(of table: T.Type) -> LMDBDatabase<RawBytes, RawBytes> {
+        database.table(named: recordTableNames[T.kind.rawValue])
     }
 
     /// The records of `table` by the table's own keys (``RawViewTable``).
@@ -215,55 +215,44 @@ extension ViewDatabases {
         for table in ViewTable.allCases {
             var records: [ReaderRecords.Record]
             var cleared: [[UInt8]]?
-            switch table {
-            case .books:
-                records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookSummaryValue.encode(($0.record, true))) }
-                if books.contains(where: { $0.record.lastOrigin != nil }) {
-                    cleared = books.map { var view = $0.record; view.lastOrigin = nil; return BookSummaryValue.encode((view, true)) }
-                }
-            case .bookEntries: records = details(PageEntryChunkValue.self, \.entries)
-            case .bookSessions: records = details(SessionChunkValue.self, \.sessions)
-            case .bookSentences: records = details(TextNoteChunkValue.self, \.sentences)
-            case .bookMemos: records = details(TextNoteChunkValue.self, \.memos)
-            case .decisions:
+            if let kind = table.recordKind {
+                var encode = EncodeTable(views: views)
+                try! kind.visit(&encode)  // EncodeTable.visit does not throw
+                (records, cleared) = (encode.records, encode.cleared)
+            } else if table == .decisions {
                 records = books.map { (ReaderBookKey.encode((reader, $0.key)), BookStateValue.encode($0.record.decision)) }
-            case .days:
-                records = views.records(ViewRecords.Days.self).map { (ReaderDayKey.encode((reader, $0.key)), DayTotalValue.encode($0.record)) }
-            case .bookDays:
-                records = views.records(ViewRecords.BookDays.self).map {
-                    (ReaderBookDayKey.encode(((reader, $0.key.book), $0.key.day)), DayTotalValue.encode($0.record))
-                }
-            case .months:
-                records = views.records(ViewRecords.Months.self).map { (ReaderMonthKey.encode((reader, $0.key)), MonthTotalValue.encode($0.record)) }
-            case .buckets:
-                records = []
-                if let totals = views.records(ViewRecords.Buckets.self).first?.record, totals != BucketTotals() { records = [(ReaderIDKey.encode(reader), BucketTotalsValue.encode(totals))] }
-            case .runs:
-                records = views.records(ViewRecords.Runs.self).map { (ReaderDayKey.encode((reader, $0.key)), StreakRunValue.encode($0.record)) }
-            case .readers:
-                records = []
-                if let view = views.records(ViewRecords.Readers.self).first?.record {
-                    records = [(ReaderIDKey.encode(reader), ReaderViewValue.encode(view))]
-                    if view.homeOrderOrigin != nil || view.profileOrigin != nil || view.lastEvent?.origin != nil {
-                        var shown = view
-                        shown.homeOrderOrigin = nil; shown.profileOrigin = nil; shown.lastEvent?.origin = nil
-                        cleared = [ReaderViewValue.encode(shown)]
-                    }
-                }
-            case .goals:
-                records = views.records(ViewRecords.Goals.self).map { (ReaderBookKey.encode((reader, $0.key)), NoValue.encode(())) }
-            case .years:
-                let years = views.records(ViewRecords.Years.self)
-                records = years.map { (ReaderYearKey.encode((reader, $0.key)), YearViewValue.encode($0.record)) }
-                if years.contains(where: { $0.record.challengeOrigin != nil }) {
-                    cleared = years.map { var year = $0.record; year.challengeOrigin = nil; return YearViewValue.encode(year) }
-                }
+            } else if table == .bookEntries {
+                records = details(PageEntryChunkValue.self, \.entries)
+            } else if table == .bookSessions {
+                records = details(SessionChunkValue.self, \.sessions)
+            } else if table == .bookSentences {
+                records = details(TextNoteChunkValue.self, \.sentences)
+            } else {
+                precondition(table == .bookMemos, "\(table) is neither a table of view records nor a part of a book view")
+                records = details(TextNoteChunkValue.self, \.memos)
             }
             Self.order(&records, &cleared)
             tables.append(records)
             originFree.append(cleared)
         }
         return ReaderRecords(reader: reader, tables: tables, originFree: originFree)
+    }
+
+    /// One table's records as the table stores them: the bytes its table type declares,
+    /// the records that read as their absence left out, and the values with their origins cleared
+    /// when one names any.
+    private struct EncodeTable: ViewRecordTableVisitor {
+        let views: SingleReaderViewStore
+        var records: [ReaderRecords.Record] = []
+        var cleared: [[UInt8]]?
+        init(views: SingleReaderViewStore) { self.views = views }
+        mutating func visit<T: ViewRecordTable>(_ table: T.Type) {
+            let kept = views.records(T.self).filter { T.isKept($0.record) }
+            records = kept.map { (ViewKeyLayout.logical(T.self, reader: views.reader, $0.key), T.encodeRecord($0.record)) }
+            if kept.contains(where: { T.withoutOrigins($0.record) != nil }) {
+                cleared = kept.map { T.encodeRecord(T.withoutOrigins($0.record) ?? $0.record) }
+            }
+        }
     }
 
     /// Puts `records` in strictly increasing key order (with `cleared` kept beside them): a
@@ -385,14 +374,6 @@ struct LMDBViewStore: ViewStore {
     /// The record under `key` in `table`, decoded (``reading(_:_:)``).
     private func get<Key, Value>(_ table: ViewDatabases.Table<Key, Value>, _ key: Key.Item) throws -> Value.Item? {
         try reading(table) { try txn.get(table, key) }
-    }
-    /// ``ReadTransaction/forEach(_:from:direction:prefix:_:)`` with keys and values that do not
-    /// decode reported as a damaged view.
-    private func forEach<Key, Value>(
-        _ table: ViewDatabases.Table<Key, Value>, from: Key.Item? = nil, direction: LMDBDirection = .forward, prefix: [UInt8]? = nil,
-        _ body: (Key.Item, Value.Item) throws -> Bool
-    ) throws {
-        try reading(table) { try txn.forEach(table, from: from, direction: direction, prefix: prefix, body) }
     }
     func bookView(reader: ReaderID, book: BookID) throws -> BookView? {
         if let known = memo?.bookView(reader: reader, book: book) { return known }
@@ -536,249 +517,118 @@ struct LMDBViewStore: ViewStore {
         return result
     }
 
-    func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal {
-        try get(tables.days, (reader, day)) ?? DayTotal()
-    }
-    mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
-        if total.isZero { try writer.delete(tables.days, (reader, day)) } else { try writer.put(tables.days, (reader, day), total) }
-    }
-
-    func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
-        try get(tables.bookDays, ((reader, book), day)) ?? DayTotal()
-    }
-    mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws {
-        let key = ((reader, book), day)
-        if total.isZero { try writer.delete(tables.bookDays, key) } else { try writer.put(tables.bookDays, key, total) }
-    }
-
-    func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal {
-        try get(tables.months, (reader, month)) ?? MonthTotal()
-    }
-    mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws {
-        if total == MonthTotal() { try writer.delete(tables.months, (reader, month)) } else { try writer.put(tables.months, (reader, month), total) }
-    }
-
-    func bucketTotals(reader: ReaderID) throws -> BucketTotals {
-        try get(tables.buckets, reader) ?? BucketTotals()
-    }
-    mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws {
-        try writer.put(tables.buckets, reader, totals)
-    }
-
-    func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun? {
-        try get(tables.runs, (reader, day))
-    }
-    mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws {
-        try writer.put(tables.runs, (reader, run.start), run)
-    }
-    mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws {
-        try writer.delete(tables.runs, (reader, start))
-    }
-
-    mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
-        if active { try writer.put(tables.goals, (reader, book), ()) } else { try writer.delete(tables.goals, (reader, book)) }
-    }
-
-    func yearView(reader: ReaderID, year: Int) throws -> YearView? {
-        try get(tables.years, (reader, year))
-    }
-    mutating func putYearView(reader: ReaderID, _ view: YearView) throws {
-        let key = (reader, view.year)
-        if view.isEmpty { try writer.delete(tables.years, key) } else { try writer.put(tables.years, key, view) }
-    }
-
     func readerView(reader: ReaderID) throws -> ReaderView? {
         if let known = memo?.readerView(reader) { return known }
-        let view = try get(tables.readers, reader)
+        let view = try stored(ViewRecords.Readers.self, reader, ReaderRecordKey())
         if let view { memo?.note(reader: reader, view) }
         return view
     }
     mutating func putReaderView(reader: ReaderID, _ view: ReaderView) throws {
-        try writer.put(tables.readers, reader, view)
+        try store(ViewRecords.Readers.self, reader, ReaderRecordKey(), view)
         memo?.note(reader: reader, view)
     }
 
-    // The store's generic requirements: each table's records through its typed table. A call
-    // through `AnyViewStore` (the cache's misses and flush) runs these unspecialized, which costs
-    // run-time metadata look-ups (Optional and tuple types) at each call. The casts
-    // are identities (`_identityCast`: a check that the two types are one, no dynamic cast): `T`
-    // is the table `T.kind` names, and a table type that names another's kind stops at the check.
+    // The store's generic requirements. Every table but a book view's is read and written as the
+    // bytes its table type declares (``stored(_:_:_:)``, ``store(_:_:_:_:)``, ``scan(_:_:_:_:_:_:)``),
+    // with no code of its own here. A book view is six tables (its summary,
+    // its decision state, its details in chunks), and the write transaction's memo serves book
+    // views and reader records: those two are the only tables named. A call through
+    // `AnyViewStore` (the cache's misses and flush) runs these unspecialized. The casts are
+    // identities (`_identityCast`: a check that the two types are one, no dynamic cast): `T` is
+    // the table `T.kind` names.
 
     func record<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) throws -> T.Record? {
-        switch T.kind {
-        case .books: return _identityCast(try bookView(reader: reader, book: _identityCast(key, to: BookID.self)), to: T.Record?.self)
-        case .days: return _identityCast(try get(tables.days, (reader, _identityCast(key, to: LocalDate.self))), to: T.Record?.self)
-        case .bookDays:
-            let key = _identityCast(key, to: BookDayKey.self)
-            return _identityCast(try get(tables.bookDays, ((reader, key.book), key.day)), to: T.Record?.self)
-        case .months: return _identityCast(try get(tables.months, (reader, _identityCast(key, to: YearMonth.self))), to: T.Record?.self)
-        case .buckets: return _identityCast(try get(tables.buckets, reader), to: T.Record?.self)
-        case .runs: return _identityCast(try get(tables.runs, (reader, _identityCast(key, to: LocalDate.self))), to: T.Record?.self)
-        case .goals: return _identityCast(try get(tables.goals, (reader, _identityCast(key, to: BookID.self))).map { PresenceRecord() }, to: T.Record?.self)
-        case .years: return _identityCast(try get(tables.years, (reader, _identityCast(key, to: Int.self))), to: T.Record?.self)
-        case .readers: return _identityCast(try readerView(reader: reader), to: T.Record?.self)
-        }
+        if T.kind == .books { return _identityCast(try bookView(reader: reader, book: _identityCast(key, to: BookID.self)), to: T.Record?.self) }
+        if T.kind == .readers { return _identityCast(try readerView(reader: reader), to: T.Record?.self) }
+        return try stored(T.self, reader, key)
     }
 
     mutating func putRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key, _ record: consuming T.Record?,
                                                 replacing previous: T.Record?) throws {
         let record = consume record
-        switch T.kind {
-        case .books:
+        if T.kind == .books {
             guard let view = _identityCast(record, to: BookView?.self) else { throw EventStoreError.invalidArgument(field: "record", detail: "a book view is never removed") }
             if let previous { try putBookView(view, replacing: (_identityCast(previous, to: BookView.self))) } else { try putBookView(view) }
-        case .days: try put(tables.days, (reader, _identityCast(key, to: LocalDate.self)), _identityCast(record, to: DayTotal?.self))
-        case .bookDays:
-            let key = _identityCast(key, to: BookDayKey.self)
-            try put(tables.bookDays, ((reader, key.book), key.day), _identityCast(record, to: DayTotal?.self))
-        case .months: try put(tables.months, (reader, _identityCast(key, to: YearMonth.self)), _identityCast(record, to: MonthTotal?.self))
-        case .buckets: try put(tables.buckets, reader, _identityCast(record, to: BucketTotals?.self))
-        case .runs: try put(tables.runs, (reader, _identityCast(key, to: LocalDate.self)), _identityCast(record, to: StreakRun?.self))
-        case .goals: try put(tables.goals, (reader, _identityCast(key, to: BookID.self)), record == nil ? nil : ())
-        case .years: try put(tables.years, (reader, _identityCast(key, to: Int.self)), _identityCast(record, to: YearView?.self))
-        case .readers:
+        } else if T.kind == .readers {
             guard let view = _identityCast(record, to: ReaderView?.self) else { throw EventStoreError.invalidArgument(field: "record", detail: "a reader's record is never removed") }
             try putReaderView(reader: reader, view)
+        } else {
+            try store(T.self, reader, key, record)
         }
-    }
-    /// Puts `value` under `key` in `table`, or deletes the key when it is `nil`.
-    private func put<Key, Value>(_ table: ViewDatabases.Table<Key, Value>, _ key: Key.Item, _ value: Value.Item?) throws {
-        if let value { try writer.put(table, key, value) } else { try writer.delete(table, key) }
     }
 
     func forEachRecord<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?, reverse: Bool,
                                            _ body: (T.Key, T.Record) throws -> Bool) throws {
-        /// `body` with the table's own key and record types.
-        func each<Item, Record>(_ item: Item, _ record: Record) throws -> Bool {
-            try body(_identityCast(item, to: T.Key.self), _identityCast(record, to: T.Record.self))
-        }
-        /// A bound as the table's own key type.
-        func bound<Item>(_ key: T.Key?, _ type: Item.Type) -> Item? { _identityCast(key, to: Item?.self) }
-        switch T.kind {
-        case .books:
-            var views = try bookViews(reader: reader, from: bound(from, BookID.self), through: bound(through, BookID.self))
+        if T.kind == .books {
+            var views = try bookViews(reader: reader, from: _identityCast(from, to: BookID?.self), through: _identityCast(through, to: BookID?.self))
             if reverse { views.reverse() }
-            for view in views where try !each(view.book, view) { return }
-        case .days:
-            try scan(tables.days, .days, reader, bound(from, LocalDate.self), bound(through, LocalDate.self), reverse, { (reader, $0) }, { $0.1 }, each)
-        case .bookDays:
-            let lower = bound(from, BookDayKey.self), upper = bound(through, BookDayKey.self)
-            try scan(tables.bookDays, prefix: bookDaysPrefix(reader, lower, upper), lower, upper, reverse, { ((reader, $0.book), $0.day) },
-                     { BookDayKey(book: $0.0.1, day: $0.1) }, each)
-        case .months:
-            try scan(tables.months, .months, reader, bound(from, YearMonth.self), bound(through, YearMonth.self), reverse, { (reader, $0) }, { $0.1 }, each)
-        case .buckets:
-            if let totals = try get(tables.buckets, reader) { _ = try each(ReaderRecordKey(), totals) }
-        case .runs:
-            try scan(tables.runs, .runs, reader, bound(from, LocalDate.self), bound(through, LocalDate.self), reverse, { (reader, $0) }, { $0.1 }, each)
-        case .goals:
-            try scan(tables.goals, .goals, reader, bound(from, BookID.self), bound(through, BookID.self), reverse, { (reader, $0) }, { $0.1 }) { book, _ in
-                try each(book, PresenceRecord())
-            }
-        case .years:
-            try scan(tables.years, .years, reader, bound(from, Int.self), bound(through, Int.self), reverse, { (reader, $0) }, { $0.1 }, each)
-        case .readers:
-            if let view = try readerView(reader: reader) { _ = try each(ReaderRecordKey(), view) }
+            for view in views where try !body(_identityCast(view.book, to: T.Key.self), _identityCast(view, to: T.Record.self)) { return }
+            return
         }
+        try scan(T.self, reader, from, through, reverse, body)
     }
-    /// The records in one pass of the table's own types, then one cast of the whole array (a query
-    /// through `any ViewStore` runs this specialized scan instead of a generic call per record).
+    /// The records in one pass of the table's own types (a query through `any ViewStore` runs this
+    /// specialized scan instead of a generic call per record).
     func records<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) throws
         -> [(key: T.Key, record: T.Record)] {
-        /// The array as the table's own array type (the same type: `T` is the table of `T.kind`).
-        func typed<Key, Record>(_ records: [(key: Key, record: Record)]) -> [(key: T.Key, record: T.Record)] {
-            _identityCast(records, to: [(key: T.Key, record: T.Record)].self)
+        if T.kind == .books {
+            let views = try bookViews(reader: reader, from: _identityCast(from, to: BookID?.self), through: _identityCast(through, to: BookID?.self))
+            return _identityCast(views.map { (key: $0.book, record: $0) }, to: [(key: T.Key, record: T.Record)].self)
         }
-        func bound<Item>(_ key: T.Key?, _ type: Item.Type) -> Item? { _identityCast(key, to: Item?.self) }
-        func prefix(_ table: ViewTable) -> [UInt8] { ViewKeyLayout.prefix(table, reader: reader) }
-        switch T.kind {
-        case .days:
-            return typed(try collect(tables.days, prefix: prefix(.days),
-                                     bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
-        case .bookDays:
-            let lower = bound(from, BookDayKey.self), upper = bound(through, BookDayKey.self)
-            return typed(try collect(tables.bookDays, prefix: bookDaysPrefix(reader, lower, upper), lower, upper,
-                                     { ((reader, $0.book), $0.day) }, { BookDayKey(book: $0.0.1, day: $0.1) }))
-        case .months:
-            return typed(try collect(tables.months, prefix: prefix(.months),
-                                     bound(from, YearMonth.self), bound(through, YearMonth.self), { (reader, $0) }, { $0.1 }))
-        case .runs:
-            return typed(try collect(tables.runs, prefix: prefix(.runs),
-                                     bound(from, LocalDate.self), bound(through, LocalDate.self), { (reader, $0) }, { $0.1 }))
-        case .years:
-            return typed(try collect(tables.years, prefix: prefix(.years),
-                                     bound(from, Int.self), bound(through, Int.self), { (reader, $0) }, { $0.1 }))
-        case .books:
-            return typed(try bookViews(reader: reader, from: bound(from, BookID.self), through: bound(through, BookID.self)).map { ($0.book, $0) })
-        case .goals:
-            return typed(try collect(tables.goals, prefix: prefix(.goals),
-                                     bound(from, BookID.self), bound(through, BookID.self), { (reader, $0) }, { $0.1 })
-                .map { (key: $0.key, record: PresenceRecord()) })
-        case .buckets, .readers:
-            var result: [(key: T.Key, record: T.Record)] = []
-            try forEachRecord(table, reader: reader, from: from, through: through, reverse: false) { key, record in
-                result.append((key, record))
-                return true
-            }
-            return result
+        let database = tables.database(of: T.self)
+        do {
+            return try T.collectRecords(keyOffset: 17, from: from, through: through, rawScan(database, T.self, reader, from, through, false))
+        } catch let error as ViewDecodingError {
+            throw Self.damaged(database, error)
         }
     }
 
-    /// Collects one scan of `table` under `prefix` (a reader's range, or one book's), in order. A
-    /// method, not a function nested in ``records(_:reader:from:through:)``: nested there it would
-    /// share the generic table parameter of its caller, and the optimizer specializes no call that still has one, so
-    /// the scan and the codecs under it would run unspecialized (twice the instructions of a
-    /// calendar month, `Scripts/query-instructions.sh`).
-    private func collect<Key, Value, Item: Comparable>(
-        _ table: ViewDatabases.Table<Key, Value>, prefix: [UInt8], _ lower: Item?, _ upper: Item?,
-        _ seek: (Item) -> Key.Item, _ item: (Key.Item) -> Item
-    ) throws -> [(key: Item, record: Value.Item)] {
-        var result: [(key: Item, record: Value.Item)] = []
-        try scan(table, prefix: prefix, lower, upper, false, seek, item) { key, record in
-            result.append((key, record))
-            return true
-        }
-        return result
+    /// `T`'s record `key` of `reader`, or `nil`; a record that does not decode is a damaged view.
+    /// Generic over the table type alone (no codec or tuple types): called unspecialized, it
+    /// needs only the table type's witnesses.
+    private func stored<T: ViewRecordTable>(_ table: T.Type, _ reader: ReaderID, _ key: T.Key) throws -> T.Record? {
+        let database = tables.database(of: T.self)
+        guard let bytes = try txn.rawValue(database, ViewKeyLayout.key(T.self, reader: reader, key)) else { return nil }
+        do throws(ViewDecodingError) { return try T.decodeRecord(bytes) } catch { throw Self.damaged(database, error) }
     }
+    /// Writes `T`'s record `key` of `reader`, or deletes it when `record` is `nil`.
+    private func store<T: ViewRecordTable>(_ table: T.Type, _ reader: ReaderID, _ key: T.Key, _ record: T.Record?) throws {
+        let database = tables.database(of: T.self)
+        let key = ViewKeyLayout.key(T.self, reader: reader, key)
+        if let record { try writer.putRaw(database, key, T.encodeRecord(record), flags: []) } else { _ = try writer.deleteRaw(database, key) }
+    }
+    /// Calls `body` with `reader`'s records of `T` whose keys lie in `from ... through` (an absent
+    /// bound: unbounded), in key order or reversed, until it returns `false`; a key or record that
+    /// does not decode is a damaged view. The table type decodes
+    /// (``ViewRecordTable/scanRecords(keyOffset:from:through:reverse:_:_:)``, specialized for it).
+    private func scan<T: ViewRecordTable>(_ table: T.Type, _ reader: ReaderID, _ from: T.Key?, _ through: T.Key?, _ reverse: Bool,
+                                          _ body: (T.Key, T.Record) throws -> Bool) throws {
+        let database = tables.database(of: T.self)
+        do {
+            try T.scanRecords(keyOffset: 17, from: from, through: through, reverse: reverse, rawScan(database, T.self, reader, from, through, reverse), body)
+        } catch let error as ViewDecodingError {
+            throw Self.damaged(database, error)
+        }
+    }
+    /// The cursor walk over `reader`'s keys of `T` from the bound a scan starts at, within the
+    /// bytes the bounds share (every key between two keys starts with their common prefix).
+    private func rawScan<T: ViewRecordTable>(_ database: LMDBDatabase<RawBytes, RawBytes>, _ table: T.Type, _ reader: ReaderID,
+                                             _ from: T.Key?, _ through: T.Key?, _ reverse: Bool)
+        -> ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Void {
+        let start = (reverse ? through : from).map { ViewKeyLayout.key(T.self, reader: reader, $0) }
+        let prefix = ViewKeyLayout.prefix(T.self, reader: reader, from: from, through: through)
+        return { [txn] visit in try txn.forEachRaw(database, from: start, direction: reverse ? .backward : .forward, prefix: prefix, visit) }
+    }
+    /// A damaged view: the table, what did not decode (a record's field, or the key's) and the rule.
+    private static func damaged(_ database: LMDBDatabase<RawBytes, RawBytes>, _ error: ViewDecodingError) -> EventStoreError {
+        .corruptView(detail: "\(database.name): \(error)")
+    }
+
     /// The reader's book views with books in `from ... through` (an absent bound: unbounded), in book order.
     private func bookViews(reader: ReaderID, from: BookID?, through: BookID?) throws -> [BookView] {
         let views = try bookViews(reader: reader)
         guard from != nil || through != nil else { return views }
         return views.filter { view in (from.map { $0 <= view.book } ?? true) && (through.map { view.book <= $0 } ?? true) }
     }
-    /// The key prefix a scan of book-day totals between `lower` and `upper` seeks within: one book's
-    /// range when both bounds name the same book (the only scan the views ask for), else the reader's.
-    private func bookDaysPrefix(_ reader: ReaderID, _ lower: BookDayKey?, _ upper: BookDayKey?) -> [UInt8] {
-        if let book = lower?.book, book == upper?.book { return ViewKeyLayout.prefix(.bookDays, reader: reader, book: book) }
-        return ViewKeyLayout.prefix(.bookDays, reader: reader)
-    }
-    /// ``scan(_:prefix:_:_:_:_:_:_:)`` over one reader's range of `viewTable`.
-    private func scan<Key, Value, Item: Comparable>(
-        _ table: ViewDatabases.Table<Key, Value>, _ viewTable: ViewTable, _ reader: ReaderID, _ from: Item?, _ through: Item?, _ reverse: Bool,
-        _ seek: (Item) -> Key.Item, _ item: (Key.Item) -> Item, _ body: (Item, Value.Item) throws -> Bool
-    ) throws {
-        try scan(table, prefix: ViewKeyLayout.prefix(viewTable, reader: reader), from, through, reverse, seek, item, body)
-    }
-    /// Calls `body` with the records of `table` under `prefix` whose items lie in `from ... through`,
-    /// in order or reversed, until it returns `false`.
-    private func scan<Key, Value, Item: Comparable>(
-        _ table: ViewDatabases.Table<Key, Value>, prefix: [UInt8], _ from: Item?, _ through: Item?, _ reverse: Bool,
-        _ seek: (Item) -> Key.Item, _ item: (Key.Item) -> Item, _ body: (Item, Value.Item) throws -> Bool
-    ) throws {
-        if reverse {
-            try forEach(table, from: through.map(seek), direction: .backward, prefix: prefix) { key, value in
-                let item = item(key)
-                if let from, item < from { return false }
-                return try body(item, value)
-            }
-        } else {
-            try forEach(table, from: from.map(seek), direction: .forward, prefix: prefix) { key, value in
-                let item = item(key)
-                if let through, through < item { return false }
-                return try body(item, value)
-            }
-        }
-    }
-
     func readers() throws -> [ReaderID] { try tables.readersWithRecord(txn) }
 }

@@ -16,38 +16,6 @@ import ReadingEvents
 // Inside one table the order of keys is the order of the table's own keys (fixed bytes are
 // inserted at fixed places), so ranges and prefixes of a table are ranges and prefixes here.
 
-extension ViewTable {
-    /// The byte after the reader's ID in the database's key: 0 for a book view's six tables,
-    /// each other table its own.
-    var group: UInt8 {
-        switch self {
-        case .books, .decisions, .bookEntries, .bookSessions, .bookSentences, .bookMemos: 0
-        case .days: 1
-        case .bookDays: 2
-        case .months: 3
-        case .buckets: 4
-        case .runs: 5
-        case .readers: 6
-        case .goals: 7
-        case .years: 8
-        }
-    }
-
-    /// For a book view's table, the byte after the book's ID (its records in that order: summary,
-    /// decision, entries, sessions, sentences, memos); `nil` for the other tables.
-    var part: UInt8? {
-        switch self {
-        case .books: 0
-        case .decisions: 1
-        case .bookEntries: 2
-        case .bookSessions: 3
-        case .bookSentences: 4
-        case .bookMemos: 5
-        case .days, .bookDays, .months, .buckets, .runs, .readers, .goals, .years: nil
-        }
-    }
-}
-
 /// The keys of the view database: a table's own key (its codec's bytes) with the table's group
 /// (and, for a book view's tables, its part) inserted, and back.
 ///
@@ -153,18 +121,82 @@ extension ViewKey: LMDBValueCodec where Logical: LMDBKeyCodec, Tag: ViewTableTag
     }
 }
 
-// The tables, named in types.
+// The book view's tables, named in types.
 enum BooksTable: ViewTableTag { static var table: ViewTable { .books } }
 enum BookEntriesTable: ViewTableTag { static var table: ViewTable { .bookEntries } }
 enum BookSessionsTable: ViewTableTag { static var table: ViewTable { .bookSessions } }
 enum BookSentencesTable: ViewTableTag { static var table: ViewTable { .bookSentences } }
 enum BookMemosTable: ViewTableTag { static var table: ViewTable { .bookMemos } }
 enum DecisionsTable: ViewTableTag { static var table: ViewTable { .decisions } }
-enum DaysTable: ViewTableTag { static var table: ViewTable { .days } }
-enum BookDaysTable: ViewTableTag { static var table: ViewTable { .bookDays } }
-enum MonthsTable: ViewTableTag { static var table: ViewTable { .months } }
-enum BucketsTable: ViewTableTag { static var table: ViewTable { .buckets } }
-enum RunsTable: ViewTableTag { static var table: ViewTable { .runs } }
-enum ReadersTable: ViewTableTag { static var table: ViewTable { .readers } }
-enum GoalsTable: ViewTableTag { static var table: ViewTable { .goals } }
-enum YearsTable: ViewTableTag { static var table: ViewTable { .years } }
+
+extension ViewKeyLayout {
+    // The keys of a table of view records, written and read with the key bytes its table type
+    // declares (``ViewRecordTable/encodeKey(_:into:)``). Functions generic over the table type
+    // only, not codec types: called unspecialized (through `AnyViewStore` or `any ViewStore`) they
+    // need no run-time metadata of a codec or tuple type, only the table type's own witnesses.
+
+    /// The database key of `T`'s record `key` of `reader`: the reader's 16 ID bytes, the table's
+    /// group, the key's bytes (for a book view's summary, with its part after the book's 16).
+    static func key<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) -> [UInt8] {
+        let stored = ViewTable.of(T.kind)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(40)
+        ViewKeyBytes.id(reader, into: &bytes)
+        bytes.append(stored.group)
+        let start = bytes.count
+        T.encodeKey(key, into: &bytes)
+        if let part = stored.part, bytes.count > start { bytes.insert(part, at: min(start + 16, bytes.count)) }
+        return bytes
+    }
+
+    /// `reader` and `key` as `T`'s own key, without the group (what ``ReaderRecords`` holds).
+    static func logical<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(40)
+        ViewKeyBytes.id(reader, into: &bytes)
+        T.encodeKey(key, into: &bytes)
+        return bytes
+    }
+
+    /// The reader and `T`'s key of the database key `bytes`, or a typed error when `bytes` is not
+    /// a key of `T` (another table's, or one whose own part does not decode).
+    static func item<T: ViewRecordTable>(_ table: T.Type, _ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> (reader: ReaderID, key: T.Key) {
+        let stored = ViewTable.of(T.kind)
+        guard Self.table(of: bytes) == stored else {
+            throw ViewDecodingError(field: "key", offset: 0, problem: "a key of \(bytes.count) bytes that is not a key of table \(stored)")
+        }
+        let reader: ReaderID = try ViewKeyBytes.id(UnsafeRawBufferPointer(rebasing: bytes[..<16]), "reader")
+        // A table of its own group reads its key in place; a book view's has its part removed first.
+        guard stored.part != nil, let logical = logical(bytes, of: stored) else {
+            return (reader, try T.decodeKey(UnsafeRawBufferPointer(rebasing: bytes[17...])))
+        }
+        let result: Result<T.Key, ViewDecodingError> = logical.withUnsafeBytes { logical in
+            Result { () throws(ViewDecodingError) in try T.decodeKey(UnsafeRawBufferPointer(rebasing: logical[16...])) }
+        }
+        return (reader, try result.get())
+    }
+
+    /// The prefix of every record of the table of view records `table` for `reader`.
+    static func prefix<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(24)
+        ViewKeyBytes.id(reader, into: &key)
+        insertGroup(of: ViewTable.of(T.kind), into: &key)
+        return key
+    }
+
+    /// The key prefix a scan of `T` between `from` and `through` seeks within: the reader's range
+    /// of the table, narrowed to the bytes the two bounds' keys share (every key between two keys
+    /// starts with their common prefix: one book's range of book-day totals, for example).
+    static func prefix<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, from: T.Key?, through: T.Key?) -> [UInt8] {
+        var prefix = prefix(T.self, reader: reader)
+        guard let from, let through else { return prefix }
+        var lower: [UInt8] = [], upper: [UInt8] = []
+        T.encodeKey(from, into: &lower)
+        T.encodeKey(through, into: &upper)
+        var index = 0
+        while index < lower.count, index < upper.count, lower[index] == upper[index] { index += 1 }
+        prefix.append(contentsOf: lower[..<index])
+        return prefix
+    }
+}

@@ -1,3 +1,5 @@
+import Projections
+
 /// Every table of the persisted views: the one list that the table set of a generation
 /// (`ViewDatabases`), the view digest (``ViewDigest``), ``ReadingStore/rebuild(view:progress:)``
 /// (and `replay rebuild --view`) and the DocC overview's table list are built from.
@@ -83,4 +85,56 @@ public enum ViewTable: String, CaseIterable, Sendable {
 
     /// The tables of `view` (one of ``views``), in list order; empty for another name.
     public static func tables(of view: String) -> [ViewTable] { allCases.filter { $0.view == view } }
+}
+
+extension ViewTable {
+    /// The byte after the reader's ID in the database's key: 0 for a book view's six tables,
+    /// each other table its own.
+    var group: UInt8 {
+        switch self {
+        case .books, .decisions, .bookEntries, .bookSessions, .bookSentences, .bookMemos: 0
+        case .days: 1
+        case .bookDays: 2
+        case .months: 3
+        case .buckets: 4
+        case .runs: 5
+        case .readers: 6
+        case .goals: 7
+        case .years: 8
+        }
+    }
+
+    /// For a book view's table, the byte after the book's ID (its records in that order: summary,
+    /// decision, entries, sessions, sentences, memos); `nil` for the other tables.
+    var part: UInt8? {
+        switch self {
+        case .books: 0
+        case .decisions: 1
+        case .bookEntries: 2
+        case .bookSessions: 3
+        case .bookSentences: 4
+        case .bookMemos: 5
+        case .days, .bookDays, .months, .buckets, .runs, .readers, .goals, .years: nil
+        }
+    }
+}
+
+extension ViewTable {
+    /// The table of view records whose records this table stores (``ViewRecordKind``: the kind of
+    /// the same name), or `nil` for a part of a book view that is not its summary (its decision
+    /// state and its detail chunks).
+    var recordKind: ViewRecordKind? { Self.recordKinds[self].flatMap { $0 } }
+
+    /// The table that stores the records of `kind` (for a book view, its summaries).
+    static func of(_ kind: ViewRecordKind) -> ViewTable { tablesOfKinds[kind.rawValue] }
+
+    /// Each table's kind, by name: a table of view records is the table of the same name.
+    private static let recordKinds: [ViewTable: ViewRecordKind?] = Dictionary(uniqueKeysWithValues: allCases.map { table in
+        (table, ViewRecordKind.allCases.first { "\($0)" == table.rawValue })
+    })
+    /// The table of each kind, in kind order.
+    private static let tablesOfKinds: [ViewTable] = ViewRecordKind.allCases.map { kind in
+        guard let table = ViewTable(rawValue: "\(kind)") else { preconditionFailure("no view table is named \(kind), as its table of view records") }
+        return table
+    }
 }

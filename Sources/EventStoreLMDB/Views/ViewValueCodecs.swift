@@ -2,7 +2,9 @@ import LMDB
 import Projections
 import ReadingEvents
 
-/// A view table's value codec: one record type of ``ViewRecordCodec``, typed, so a table is
+/// The value codec of a book view's tables (its summary, decision state and detail chunks; every
+/// other table is read and written as the bytes its table type declares): one record type of
+/// ``ViewRecordCodec``, typed, so a table is
 /// declared as `LMDBDatabase<KeyCodec, ValueCodec>` and its reads and writes take and return the
 /// record's Swift type. A record that does not decode is an `LMDBError` of kind
 /// `badValueSize` whose operation is `decode(<record>)` and whose message is the
@@ -29,7 +31,7 @@ enum BookSummaryValue: ViewValueCodec {
     static let record = "BookSummary"
     /// Encodes the summary of `item.view` (a whole view is never written any more).
     static func encode(_ item: Item) -> [UInt8] { ViewRecordCodec.encodeSummary(item.view) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> Item { try ViewRecordCodec.decodeBookSummary(bytes) }
+    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> Item { try ViewRecordCodec.decodeBookSummary(inPlace: bytes) }
 }
 
 /// A chunk of a book view's details (``ViewRecordCodec/chunked(_:)``): the value of the
@@ -45,7 +47,7 @@ enum PageEntryChunkValue: DetailChunkValue {
     static let record = "PageEntryChunk"
     static func encode(_ item: ArraySlice<PageEntry>) -> [UInt8] { ViewRecordCodec.encodeEntryChunk(item) }
     static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ArraySlice<PageEntry> {
-        ArraySlice(try ViewRecordCodec.decodeEntryChunk(bytes))
+        ArraySlice(try ViewRecordCodec.decodeEntryChunk(inPlace: bytes))
     }
 }
 
@@ -55,7 +57,7 @@ enum SessionChunkValue: DetailChunkValue {
     static let record = "SessionChunk"
     static func encode(_ item: ArraySlice<SessionRecord>) -> [UInt8] { ViewRecordCodec.encodeSessionChunk(item) }
     static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ArraySlice<SessionRecord> {
-        ArraySlice(try ViewRecordCodec.decodeSessionChunk(bytes))
+        ArraySlice(try ViewRecordCodec.decodeSessionChunk(inPlace: bytes))
     }
 }
 
@@ -65,7 +67,7 @@ enum TextNoteChunkValue: DetailChunkValue {
     static let record = "TextNoteChunk"
     static func encode(_ item: ArraySlice<TextNote>) -> [UInt8] { ViewRecordCodec.encodeNoteChunk(item) }
     static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ArraySlice<TextNote> {
-        ArraySlice(try ViewRecordCodec.decodeNoteChunk(bytes))
+        ArraySlice(try ViewRecordCodec.decodeNoteChunk(inPlace: bytes))
     }
 }
 
@@ -73,55 +75,5 @@ enum TextNoteChunkValue: DetailChunkValue {
 enum BookStateValue: ViewValueCodec {
     static let record = "BookState"
     static func encode(_ item: BookState) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BookState { try ViewRecordCodec.decodeBookState(bytes) }
-}
-
-/// A day's (or a book's day's) totals. `Sendable`: a namespace.
-enum DayTotalValue: ViewValueCodec {
-    static let record = "DayTotal"
-    static func encode(_ item: DayTotal) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> DayTotal { try ViewRecordCodec.decodeDayTotal(bytes) }
-}
-
-/// A month's totals. `Sendable`: a namespace.
-enum MonthTotalValue: ViewValueCodec {
-    static let record = "MonthTotal"
-    static func encode(_ item: MonthTotal) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> MonthTotal { try ViewRecordCodec.decodeMonthTotal(bytes) }
-}
-
-/// A reader's time-of-day totals. `Sendable`: a namespace.
-enum BucketTotalsValue: ViewValueCodec {
-    static let record = "BucketTotals"
-    static func encode(_ item: BucketTotals) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BucketTotals { try ViewRecordCodec.decodeBucketTotals(bytes) }
-}
-
-/// A streak run. `Sendable`: a namespace.
-enum StreakRunValue: ViewValueCodec {
-    static let record = "StreakRun"
-    static func encode(_ item: StreakRun) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> StreakRun { try ViewRecordCodec.decodeStreakRun(bytes) }
-}
-
-/// A reader's own record. `Sendable`: a namespace.
-enum ReaderViewValue: ViewValueCodec {
-    static let record = "ReaderView"
-    static func encode(_ item: ReaderView) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ReaderView { try ViewRecordCodec.decodeReaderView(bytes) }
-}
-
-/// A reader's record of one year. `Sendable`: a namespace.
-enum YearViewValue: ViewValueCodec {
-    static let record = "YearView"
-    static func encode(_ item: YearView) -> [UInt8] { ViewRecordCodec.encode(item) }
-    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> YearView { try ViewRecordCodec.decodeYearView(bytes) }
-}
-
-/// No value: a table whose keys are the whole record (the books with an active goal). Any stored
-/// bytes read as present. `Sendable`: a namespace.
-enum NoValue: LMDBValueCodec {
-    typealias Item = Void
-    static func encode(_ item: Void) -> [UInt8] { [] }
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(LMDBError) {}
+    static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BookState { try ViewRecordCodec.decodeBookState(inPlace: bytes) }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Projections
 import ReadingEvents
 
 /// A record that could not be read back: names what was being read and where.
@@ -12,6 +11,12 @@ public struct ViewDecodingError: Error, Sendable, Hashable, CustomStringConverti
     public var offset: Int
     /// What was wrong.
     public var problem: String
+    /// What failed, where, and why.
+    package init(field: String, offset: Int, problem: String) {
+        self.field = field
+        self.offset = offset
+        self.problem = problem
+    }
     /// `"<field> at byte <offset>: <problem>"`.
     public var description: String { "\(field) at byte \(offset): \(problem)" }
 }

@@ -1,4 +1,3 @@
-import Projections
 import ReadingEvents
 
 // A book view's details (page entries, sessions, sentences, memos) are stored in chunks: up to
@@ -16,6 +15,9 @@ extension ViewRecordCodec {
     public static let chunkFormat: UInt8 = 2
 
     /// `items` cut into chunks: each chunk's number and its details (empty for no details).
+    /// Inlinable: the LMDB store calls it with its detail types from another module, where an
+    /// unspecialized call cost about 27,000 instructions an appended event (P2 path, callgrind).
+    @inlinable
     public static func chunked<T>(_ items: [T]) -> [(number: UInt32, details: ArraySlice<T>)] {
         stride(from: 0, to: items.count, by: detailsPerChunk).map {
             (UInt32($0 / detailsPerChunk), items[$0..<min(items.count, $0 + detailsPerChunk)])
@@ -232,7 +234,29 @@ extension ByteReader {
     }
     /// The date of day number `n`: one of years 1 ... 9999.
     func day(_ n: Int, _ field: String) throws(ViewDecodingError) -> LocalDate {
-        guard DayKey.dayNumbers.contains(n) else { throw error(field, "day number \(n) is outside years 1 ... 9999") }
+        guard ViewKeyBytes.dayNumbers.contains(n) else { throw error(field, "day number \(n) is outside years 1 ... 9999") }
         return LocalDate(dayNumber: n)
     }
+}
+
+extension ViewRecordCodec {
+    // The decoders EventStoreLMDB runs on LMDB's bytes, with the bytes' type named: a call from
+    // another module to a generic decoder (`some Collection<UInt8>`) runs its unspecialized body
+    // (every byte read through the collection's witnesses); these are specialized here, in the
+    // module that holds the decoders.
+
+    /// ``decodeBookSummary(_:decision:)`` of bytes in place.
+    package static func decodeBookSummary(inPlace bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> (view: BookView, isSummary: Bool) {
+        try decodeBookSummary(bytes)
+    }
+    /// ``decodeBookState(_:)`` of bytes in place.
+    package static func decodeBookState(inPlace bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BookState { try decodeBookState(bytes) }
+    /// ``decodeEntryChunk(_:)`` of bytes in place.
+    package static func decodeEntryChunk(inPlace bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> [PageEntry] { try decodeEntryChunk(bytes) }
+    /// ``decodeSessionChunk(_:)`` of bytes in place.
+    package static func decodeSessionChunk(inPlace bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> [SessionRecord] {
+        try decodeSessionChunk(bytes)
+    }
+    /// ``decodeNoteChunk(_:)`` of bytes in place.
+    package static func decodeNoteChunk(inPlace bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> [TextNote] { try decodeNoteChunk(bytes) }
 }
