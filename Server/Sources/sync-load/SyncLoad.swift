@@ -144,11 +144,15 @@ struct SyncLoad: AsyncParsableCommand {
                         }
                         result.stored += batch
                         if !separatePull {
-                            guard let json = try JSONSerialization.jsonObject(with: push.body) as? [String: Any],
-                                  let page = json["page"] as? [String: Any] else { result.errors += 1; continue }
-                            cursor = page["next"] as? String ?? cursor
-                            result.pulled += (page["events"] as? [Any])?.count ?? 0
-                            continue
+                            guard let json = try JSONSerialization.jsonObject(with: push.body) as? [String: Any] else { result.errors += 1; continue }
+                            if let page = json["page"] as? [String: Any] {
+                                cursor = page["next"] as? String ?? cursor
+                                result.pulled += (page["events"] as? [Any])?.count ?? 0
+                                continue
+                            }
+                            // Stored, but answered without a page (the server could not read one):
+                            // the device pulls apart, as the library's sync client does.
+                            result.pagelessPushes += 1
                         }
                         let pullStart = ContinuousClock.now
                         let pull = try await send(http, .GET, server + "/v1/events?limit=100" + (cursor.isEmpty ? "" : "&after=\(cursor)"),
@@ -172,6 +176,7 @@ struct SyncLoad: AsyncParsableCommand {
         let stored = results.reduce(0) { $0 + $1.stored }
         let pulled = results.reduce(0) { $0 + $1.pulled }
         let errors = results.reduce(0) { $0 + $1.errors }
+        let pageless = results.reduce(0) { $0 + $1.pagelessPushes }
         let pushes = results.flatMap(\.push).sorted()
         let pulls = results.flatMap(\.pull).sorted()
         let serverRate = Double(stored) / elapsedSeconds
@@ -189,7 +194,7 @@ struct SyncLoad: AsyncParsableCommand {
         print("load time                       \(String(format: "%.1f", elapsedSeconds)) s")
         print("pushes / pulls                  \(pushes.count) / \(pulls.count)  (errors \(errors))")
         print("events stored via server        \(stored)  (\(String(format: "%.0f", serverRate)) events/s)")
-        print("events pulled                   \(pulled)")
+        print("events pulled                   \(pulled)" + (pageless == 0 ? "" : "  (\(pageless) pushes answered without a page, pulled apart)"))
         print("push latency p50 / p99          \(ms(p(pushes, 0.5))) / \(ms(p(pushes, 0.99)))")
         print("pull latency p50 / p99          \(ms(p(pulls, 0.5))) / \(ms(p(pulls, 0.99)))")
         print("PostgreSQL ceiling (same rows)  \(String(format: "%.0f", ceiling)) events/s  (INSERT of \(batch) rows per transaction, \(ceilingConnections) connections)")
@@ -301,6 +306,8 @@ struct DeviceResult: Sendable {
     var stored = 0
     var pulled = 0
     var errors = 0
+    /// Pushes with `pull=1` answered 200 without a page, followed by a pull apart.
+    var pagelessPushes = 0
 }
 
 struct Reply: Sendable {

@@ -217,7 +217,7 @@ public final class ReadingStore: Sendable {
     /// resumes a did-not-finish book, a session closed before its start stays closed) and the
     /// reader's last event in canonical order; 6 since the reader's record keeps its longest
     /// streak run (record format 6); 7 since a book's details are stored in chunks of 32,
-    /// varint-encoded (``ViewRecordCodec/chunkFormat``), not one record each. Opening a store of an
+    /// varint-encoded (`ViewRecordCodec.chunkFormat`, Projections), not one record each. Opening a store of an
     /// older version rebuilds its views once.
     static let viewsVersion: UInt8 = 8
 
