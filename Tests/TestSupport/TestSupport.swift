@@ -29,8 +29,20 @@ package struct TempDirectory: Sendable {
     /// The file-system path of ``child(_:)``.
     package func path(_ name: String) -> String { child(name).path }
 
-    /// Removes the directory and everything in it (errors ignored: it may not exist).
-    package func remove() { try? FileManager.default.removeItem(at: url) }
+    /// Removes the directory and everything in it (errors ignored: it may not exist). With
+    /// `KEEP_TEST_STORES` set to a directory, moves it there instead: the stores the tests leave
+    /// are then the scenario stores `Scripts/compare-scenario-outputs.sh` reads with two builds.
+    package func remove() {
+        if let keep = ProcessInfo.processInfo.environment["KEEP_TEST_STORES"], !keep.isEmpty,
+           FileManager.default.fileExists(atPath: url.path) {
+            let target = URL(fileURLWithPath: keep).appendingPathComponent(url.lastPathComponent)
+            if (try? FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)) != nil,
+               (try? FileManager.default.moveItem(at: url, to: target)) != nil {
+                return
+            }
+        }
+        try? FileManager.default.removeItem(at: url)
+    }
 }
 
 /// Every file of a directory (recursively; subdirectories as `name/` with no bytes) with its
