@@ -196,13 +196,26 @@ import LMDB
         #expect(reader.stream.streamID == .reader(ReaderID(bytes: id)!) && reader.version == 3)
     }
 
+    /// The reader and `T`'s key of the database key `bytes` (the layout's group and part removed,
+    /// then the table type's own decoder); a key of another table is an error.
+    static func item<T: ViewRecordTable>(_ table: T.Type, _ bytes: [UInt8]) throws -> (reader: ReaderID, key: T.Key) {
+        try bytes.withUnsafeBytes { bytes in
+            guard let logical = ViewKeyLayout.logical(bytes, of: ViewTable.of(T.kind)) else {
+                throw ViewDecodingError(field: "key", offset: 0, problem: "not a key of table \(ViewTable.of(T.kind))")
+            }
+            let reader = try #require(ReaderID(bytes: logical[..<16]))
+            let key = try logical.withUnsafeBytes { logical in try T.decodeKey(UnsafeRawBufferPointer(rebasing: logical[16...])) }
+            return (reader, key)
+        }
+    }
+
     /// The keys of every table of view records (``ViewKeyLayout/key(_:reader:_:)``, with the key
     /// bytes its table type declares) are the bytes of the views' layout as a codec of its own per
     /// table wrote them (the reader, the group, the table's key; a book summary's part after the
-    /// book), read back, and a key of another table or of a wrong length is a typed error.
+    /// book), read back, and a key of another table or of a wrong length is an error.
     @Test func everyTableOfViewRecordsWritesTheKeysOfTheLayout() throws {
         func item<T: ViewRecordTable>(_ table: T.Type, _ bytes: [UInt8]) throws -> (reader: ReaderID, key: T.Key) {
-            try bytes.withUnsafeBytes { bytes in try ViewKeyLayout.item(T.self, bytes) }
+            try Self.item(T.self, bytes)
         }
         func check<T: ViewRecordTable>(_ table: T.Type, _ key: T.Key, _ reader: ReaderID, logical: [UInt8],
                                        sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -212,7 +225,7 @@ import LMDB
             let decoded = try item(T.self, stored)
             #expect(decoded.reader == reader && decoded.key == key, "\(T.self)", sourceLocation: sourceLocation)
             for bad in [stored + [0], Array(stored.dropLast()), Array(stored.prefix(16)) + [99] + stored.dropFirst(17)] where bad != stored {
-                #expect(throws: ViewDecodingError.self, "\(T.self) \(bad)", sourceLocation: sourceLocation) {
+                #expect(throws: (any Error).self, "\(T.self) \(bad)", sourceLocation: sourceLocation) {
                     _ = try item(T.self, bad)
                 }
             }
@@ -250,12 +263,10 @@ import LMDB
             _ = try? Self.decode(ReaderMonthKey.self, bytes)
             _ = try? Self.decode(ReaderYearKey.self, bytes)
             _ = try? Self.decode(StreamIndexKey.self, bytes)
-            bytes.withUnsafeBytes { bytes in
-                _ = try? ViewKeyLayout.item(ViewRecords.Books.self, bytes)
-                _ = try? ViewKeyLayout.item(ViewRecords.BookDays.self, bytes)
-                _ = try? ViewKeyLayout.item(ViewRecords.Readers.self, bytes)
-                _ = try? ViewKeyLayout.item(ViewRecords.Years.self, bytes)
-            }
+            _ = try? Self.item(ViewRecords.Books.self, bytes)
+            _ = try? Self.item(ViewRecords.BookDays.self, bytes)
+            _ = try? Self.item(ViewRecords.Readers.self, bytes)
+            _ = try? Self.item(ViewRecords.Years.self, bytes)
         }
     }
 

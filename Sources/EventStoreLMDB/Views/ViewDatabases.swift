@@ -577,7 +577,7 @@ struct LMDBViewStore: ViewStore {
         }
         let database = tables.database(of: T.self)
         do {
-            return try T.collectRecords(keyOffset: 17, from: from, through: through, rawScan(database, T.self, reader, from, through, false))
+            return try T.collectRecords(keyOffset: ViewKeyLayout.ownKeyOffset, from: from, through: through, rawScan(database, T.self, reader, from, through, false))
         } catch let error as ViewDecodingError {
             throw Self.damaged(database, error)
         }
@@ -605,7 +605,7 @@ struct LMDBViewStore: ViewStore {
                                           _ body: (T.Key, T.Record) throws -> Bool) throws {
         let database = tables.database(of: T.self)
         do {
-            try T.scanRecords(keyOffset: 17, from: from, through: through, reverse: reverse, rawScan(database, T.self, reader, from, through, reverse), body)
+            try T.scanRecords(keyOffset: ViewKeyLayout.ownKeyOffset, from: from, through: through, reverse: reverse, rawScan(database, T.self, reader, from, through, reverse), body)
         } catch let error as ViewDecodingError {
             throw Self.damaged(database, error)
         }

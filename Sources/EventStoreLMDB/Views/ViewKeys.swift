@@ -135,17 +135,15 @@ extension ViewKeyLayout {
     // only, not codec types: called unspecialized (through `AnyViewStore` or `any ViewStore`) they
     // need no run-time metadata of a codec or tuple type, only the table type's own witnesses.
 
-    /// The database key of `T`'s record `key` of `reader`: the reader's 16 ID bytes, the table's
-    /// group, the key's bytes (for a book view's summary, with its part after the book's 16).
+    /// Where a table's own key starts in a database key of a table of its own group (after the
+    /// reader's 16 ID bytes and the group byte).
+    static let ownKeyOffset = 17
+
+    /// The database key of `T`'s record `key` of `reader` (``logical(_:reader:_:)`` with the
+    /// group, and for a book view's summary its part, inserted: ``insertGroup(of:into:)``).
     static func key<T: ViewRecordTable>(_ table: T.Type, reader: ReaderID, _ key: T.Key) -> [UInt8] {
-        let stored = ViewTable.of(T.kind)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(40)
-        ViewKeyBytes.id(reader, into: &bytes)
-        bytes.append(stored.group)
-        let start = bytes.count
-        T.encodeKey(key, into: &bytes)
-        if let part = stored.part, bytes.count > start { bytes.insert(part, at: min(start + 16, bytes.count)) }
+        var bytes = logical(T.self, reader: reader, key)
+        insertGroup(of: ViewTable.of(T.kind), into: &bytes)
         return bytes
     }
 
@@ -156,24 +154,6 @@ extension ViewKeyLayout {
         ViewKeyBytes.id(reader, into: &bytes)
         T.encodeKey(key, into: &bytes)
         return bytes
-    }
-
-    /// The reader and `T`'s key of the database key `bytes`, or a typed error when `bytes` is not
-    /// a key of `T` (another table's, or one whose own part does not decode).
-    static func item<T: ViewRecordTable>(_ table: T.Type, _ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> (reader: ReaderID, key: T.Key) {
-        let stored = ViewTable.of(T.kind)
-        guard Self.table(of: bytes) == stored else {
-            throw ViewDecodingError(field: "key", offset: 0, problem: "a key of \(bytes.count) bytes that is not a key of table \(stored)")
-        }
-        let reader: ReaderID = try ViewKeyBytes.id(UnsafeRawBufferPointer(rebasing: bytes[..<16]), "reader")
-        // A table of its own group reads its key in place; a book view's has its part removed first.
-        guard stored.part != nil, let logical = logical(bytes, of: stored) else {
-            return (reader, try T.decodeKey(UnsafeRawBufferPointer(rebasing: bytes[17...])))
-        }
-        let result: Result<T.Key, ViewDecodingError> = logical.withUnsafeBytes { logical in
-            Result { () throws(ViewDecodingError) in try T.decodeKey(UnsafeRawBufferPointer(rebasing: logical[16...])) }
-        }
-        return (reader, try result.get())
     }
 
     /// The prefix of every record of the table of view records `table` for `reader`.

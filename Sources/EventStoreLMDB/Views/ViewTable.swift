@@ -123,16 +123,12 @@ extension ViewTable {
     /// The table of view records whose records this table stores (``ViewRecordKind``: the kind of
     /// the same name), or `nil` for a part of a book view that is not its summary (its decision
     /// state and its detail chunks).
-    var recordKind: ViewRecordKind? { Self.recordKinds[self].flatMap { $0 } }
+    var recordKind: ViewRecordKind? { ViewRecordKind.allCases.first { Self.of($0) == self } }
 
     /// The table that stores the records of `kind` (for a book view, its summaries).
     static func of(_ kind: ViewRecordKind) -> ViewTable { tablesOfKinds[kind.rawValue] }
 
-    /// Each table's kind, by name: a table of view records is the table of the same name.
-    private static let recordKinds: [ViewTable: ViewRecordKind?] = Dictionary(uniqueKeysWithValues: allCases.map { table in
-        (table, ViewRecordKind.allCases.first { "\($0)" == table.rawValue })
-    })
-    /// The table of each kind, in kind order.
+    /// The table of each kind, in kind order: a table of view records is the table of the same name.
     private static let tablesOfKinds: [ViewTable] = ViewRecordKind.allCases.map { kind in
         guard let table = ViewTable(rawValue: "\(kind)") else { preconditionFailure("no view table is named \(kind), as its table of view records") }
         return table
