@@ -128,26 +128,6 @@ public struct BookDetail: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(view) }
 }
 
-/// Current and longest streak.
-///
-/// The rule: a reading day is a day with at least one page credited or at least one whole minute
-/// of timed reading (``DayTotal/minimumReadingSeconds``; local day of the event's own zone,
-/// day-start hour applied). A streak is a run of consecutive reading days. The current streak as
-/// of a day is the run that ends on that day or on the day before (today not read yet does not
-/// break it); otherwise 0.
-///
-/// `Sendable`: plain values.
-public struct Streaks: Hashable, Sendable {
-    /// The current run, if one ends today or yesterday.
-    public var current: StreakRun?
-    /// The longest run (the earliest among equals).
-    public var longest: StreakRun?
-    /// Days in the current run (0 without one).
-    public var currentLength: Int { current?.length ?? 0 }
-    /// Days in the longest run.
-    public var longestLength: Int { longest?.length ?? 0 }
-}
-
 /// Books by status and totals.
 ///
 /// `Sendable`: plain values.
@@ -252,61 +232,6 @@ extension ViewStore {
         return BookDetail(view: view, dailyBars: bars.map { (day: $0.0, total: $0.1) })
     }
 
-    /// Pages and seconds per day for every day of `range` (days without reading are zero).
-    public func dailyPages(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(day: LocalDate, total: DayTotal)] {
-        fill(try dayTotals(reader: reader, in: range), range)
-    }
-
-    /// One book's pages and seconds per day for every day of `range`.
-    public func dailyPages(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(day: LocalDate, total: DayTotal)] {
-        fill(try bookDayTotals(reader: reader, book: book, in: range), range)
-    }
-
-    /// A page-calendar month: every day of the month with its totals.
-    public func calendarMonth(reader: ReaderID, month: YearMonth) throws -> [(day: LocalDate, total: DayTotal)] {
-        let first = try! LocalDate(year: month.year, month: month.month, day: 1)
-        let last = first.adding(days: LocalDate.daysIn(month: month.month, year: month.year) - 1)
-        return try dailyPages(reader: reader, in: first...last)
-    }
-
-    /// Pages and seconds per time-of-day bucket.
-    public func timeOfDay(reader: ReaderID) throws -> BucketTotals { try bucketTotals(reader: reader) }
-
-    /// Current streak as of `day`, and the longest; see ``Streaks`` for the rule.
-    public func streaks(reader: ReaderID, asOf day: LocalDate) throws -> Streaks {
-        var current: StreakRun?
-        if let run = try streakRun(reader: reader, startingOnOrBefore: day), run.end >= day.adding(days: -1), run.end <= day {
-            current = run
-        } else if let run = try streakRun(reader: reader, startingOnOrBefore: day), run.end > day {
-            // As of a past day: the part of the run up to that day.
-            current = StreakRun(start: run.start, end: day)
-        }
-        // The fold keeps the longest run in the reader's record; a record of an earlier build has
-        // none, and then the runs are walked.
-        var longest = try readerView(reader: reader)?.longestRun
-        if longest == nil {
-            for run in try streakRuns(reader: reader) where run.length > (longest?.length ?? 0) { longest = run }
-        }
-        return Streaks(current: current, longest: longest)
-    }
-
-    /// Streaks as of an instant in a zone.
-    public func streaks(reader: ReaderID, asOf: Timestamp, zone: ZoneID, clock: LocalClock = LocalClock()) throws -> Streaks {
-        try streaks(reader: reader, asOf: clock.localDay(of: asOf, in: zone))
-    }
-
-    /// Pages and finishes per month of `range`, every month included.
-    public func monthly(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(month: YearMonth, total: MonthTotal)] {
-        let stored = Dictionary(try monthTotals(reader: reader, in: range).map { ($0.0, $0.1) }, uniquingKeysWith: { a, _ in a })
-        var result: [(month: YearMonth, total: MonthTotal)] = []
-        var month = range.lowerBound
-        while month <= range.upperBound {
-            result.append((month, stored[month] ?? MonthTotal()))
-            month = month.next
-        }
-        return result
-    }
-
     /// Books by status, distinct finished books, and totals.
     public func summary(reader: ReaderID) throws -> SummaryCounts {
         let views = try bookViews(reader: reader).filter(\.inLibrary)
@@ -343,17 +268,5 @@ extension ViewStore {
         try bookViews(reader: reader).filter(\.inLibrary).flatMap { view in
             view.sessions.filter { !$0.isFinished }.map { OpenSession(book: view.book, title: view.metadata.title, session: $0) }
         }.sorted { $0.session.startedAt < $1.session.startedAt }
-    }
-
-    private func fill(_ stored: [(LocalDate, DayTotal)], _ range: ClosedRange<LocalDate>) -> [(day: LocalDate, total: DayTotal)] {
-        var index = 0
-        var result: [(day: LocalDate, total: DayTotal)] = []
-        var day = range.lowerBound
-        while day <= range.upperBound {
-            if index < stored.count, stored[index].0 == day { result.append((day, stored[index].1)); index += 1 }
-            else { result.append((day, DayTotal())) }
-            day = day.adding(days: 1)
-        }
-        return result
     }
 }

@@ -49,7 +49,7 @@ public struct ReadingProjector {
         if Self.isNewer(envelope.origin, than: reader.lastEvent?.origin) {
             reader.lastEvent = LastEvent(occurredAt: envelope.occurredAt, timeZone: envelope.timeZone, origin: envelope.origin)
         }
-        var deltas = Deltas()
+        var deltas = ViewDeltas(reader: readerID)
         var outcome = Outcome.folded
 
         switch envelope.event {
@@ -107,7 +107,7 @@ public struct ReadingProjector {
             }
         }
         try store.putReaderView(reader: readerID, reader)
-        try apply(deltas, reader: readerID, to: &store)
+        try apply(deltas, to: &store)
         return outcome
     }
 
@@ -140,7 +140,7 @@ public struct ReadingProjector {
     ///   are ignored). Events with origins sort by them; envelopes without one keep their
     ///   position order.
     public func refold(reader: ReaderID, book: BookID, events: [EventEnvelope], in store: inout some ViewStore) throws {
-        var deltas = Deltas()
+        var deltas = ViewDeltas(reader: reader)
         let old = try store.bookView(reader: reader, book: book)
         if let old { retract(old, deltas: &deltas) }
         var view: BookView?
@@ -162,7 +162,7 @@ public struct ReadingProjector {
         if let view { try store.putBookView(view) }
         let wasOnHome = old?.isOnHomeList ?? false, isOnHome = view?.isOnHomeList ?? false
         if wasOnHome != isOnHome { try store.setGoalBook(reader: reader, book: book, active: isOnHome) }
-        try apply(deltas, reader: reader, to: &store)
+        try apply(deltas, to: &store)
     }
 
     /// The canonical order of stored events: events without an origin (appended through the raw
@@ -188,7 +188,7 @@ public struct ReadingProjector {
 
     /// Folds one book event into `view` (nil before the book's BookAdded: an orphan is skipped;
     /// ``refold(reader:book:events:in:)`` holds such events until the BookAdded).
-    private func step(_ envelope: EventEnvelope, book: BookID, view: inout BookView?, deltas: inout Deltas) {
+    private func step(_ envelope: EventEnvelope, book: BookID, view: inout BookView?, deltas: inout ViewDeltas) {
         let at = envelope.occurredAt
         // The view is changed where it lies, through `view!` (the optional's payload in place): no
         // copy shares its arrays, and the struct is not moved out and back for every event.
@@ -215,7 +215,7 @@ public struct ReadingProjector {
     }
 
     /// Folds an event other than `BookAdded` into the view of its book.
-    private func step(_ envelope: EventEnvelope, existing: inout BookView, deltas: inout Deltas) {
+    private func step(_ envelope: EventEnvelope, existing: inout BookView, deltas: inout ViewDeltas) {
         existing.lastActivity = max(existing.lastActivity, envelope.occurredAt)
         existing.foldedEvents += 1
         // The decision state first (the one copy of the rules for status, goal and finish),
@@ -232,7 +232,7 @@ public struct ReadingProjector {
 
     /// Takes a book view's contributions out of the totals: its credited pages, its finished
     /// sessions' seconds and its finishes (exactly what folding it added).
-    private func retract(_ view: BookView, deltas: inout Deltas) {
+    private func retract(_ view: BookView, deltas: inout ViewDeltas) {
         for entry in view.entries where entry.credited != 0 {
             deltas.add(day: entry.day, bucket: entry.bucket, book: view.book, pages: -entry.credited, seconds: 0)
         }
@@ -265,7 +265,7 @@ public struct ReadingProjector {
 
     /// Folds what only the view keeps; the decision state has folded the event already and its
     /// fields are copied (`before` is what the view needs of the state before the event).
-    private func fold(_ envelope: EventEnvelope, into view: inout BookView, before: DecisionBefore, deltas: inout Deltas) {
+    private func fold(_ envelope: EventEnvelope, into view: inout BookView, before: DecisionBefore, deltas: inout ViewDeltas) {
         let at = envelope.occurredAt
         let zone = envelope.timeZone
         switch envelope.event {
@@ -373,7 +373,7 @@ public struct ReadingProjector {
 
     /// Inserts a page mark in time order and re-credits the read-through: a back-dated mark or a
     /// correction changes the credits of its neighbours, and only the differences reach the totals.
-    private func addMark(position: Int, isCorrection: Bool, _ envelope: EventEnvelope, to view: inout BookView, deltas: inout Deltas) {
+    private func addMark(position: Int, isCorrection: Bool, _ envelope: EventEnvelope, to view: inout BookView, deltas: inout ViewDeltas) {
         let local = clock.localDateTime(of: envelope.occurredAt, in: envelope.timeZone)
         let day = clock.localDay(of: local)
         let entry = PageEntry(order: view.foldedEvents, occurredAt: envelope.occurredAt, day: day,
@@ -430,120 +430,81 @@ public struct ReadingProjector {
 
     // MARK: Totals
 
-    /// What one fold step (an event, or a book's retraction and refold) changes in the reader's
-    /// totals, netted per key before any record is read.
-    struct Deltas {
-        struct Key: Hashable, Comparable {
-            var day: LocalDate
-            var bucket: TimeOfDay
-            var book: BookID
-            static func < (l: Key, r: Key) -> Bool { (l.day, l.bucket, l.book) < (r.day, r.bucket, r.book) }
-        }
-        struct YearBookKey: Hashable, Comparable {
-            var year: Int
-            var book: BookID
-            static func < (l: YearBookKey, r: YearBookKey) -> Bool { (l.year, l.book) < (r.year, r.book) }
-        }
-        /// Pages and seconds by day, bucket and book.
-        var changes = SmallMap<Key, DayTotal>()
-        /// Finishes by month.
-        var finishes = SmallMap<YearMonth, Int>()
-        /// Finishes by year and book.
-        var bookFinishes = SmallMap<YearBookKey, Int>()
-
-        var isEmpty: Bool { changes.isEmpty && finishes.isEmpty }
-
-        mutating func add(day: LocalDate, bucket: TimeOfDay, book: BookID, pages: Int, seconds: Int) {
-            changes.update(Key(day: day, bucket: bucket, book: book), default: DayTotal()) {
-                $0.pages += pages; $0.seconds += seconds
-            }
-        }
-
-        mutating func addFinish(on day: LocalDate, book: BookID, count: Int) {
-            finishes.update(YearMonth(day), default: 0) { $0 += count }
-            bookFinishes.update(YearBookKey(year: day.year, book: book), default: 0) { $0 += count }
-        }
-    }
-
-    private func apply(_ deltas: Deltas, reader: ReaderID, to store: inout some ViewStore) throws {
+    /// Folds one step's netted changes into the reader's totals: each table of view records
+    /// folds them with its own step (``ViewRecordTable/fold(_:into:)``), in ``ViewRecordKind``
+    /// order, so a view's step lives in its own file and this dispatch names none of them.
+    private func apply(_ deltas: ViewDeltas, to store: inout some ViewStore) throws {
         guard !deltas.isEmpty else { return }
-        var buckets: BucketTotals?
-        var months = SmallMap<YearMonth, MonthTotal>()
-        var yearParts = SmallMap<Deltas.YearBookKey, (pages: Int, finishes: Int)>()
-        for (key, count) in deltas.bookFinishes.elements where count != 0 {
-            yearParts.update(key, default: (0, 0)) { $0.finishes += count }
+        var deltas = deltas
+        deltas.sortChanges()
+        try withUnsafeMutablePointer(to: &store) { store in
+            var folder = DeltaFolder(store: store, deltas: deltas)
+            for kind in ViewRecordKind.all { try kind.visit(&folder) }
         }
-        for (key, change) in deltas.changes.sortedElements() where !change.isZero {
-            var day = try store.dayTotal(reader: reader, day: key.day)
-            let wasReading = day.isReadingDay
-            day.pages += change.pages; day.seconds += change.seconds
-            try store.putDayTotal(reader: reader, day: key.day, day)
-            if wasReading != day.isReadingDay {
-                if day.isReadingDay { try addReadingDay(key.day, reader: reader, to: &store) }
-                else { try removeReadingDay(key.day, reader: reader, from: &store) }
-            }
-            var bookDay = try store.bookDayTotal(reader: reader, book: key.book, day: key.day)
-            bookDay.pages += change.pages; bookDay.seconds += change.seconds
-            try store.putBookDayTotal(reader: reader, book: key.book, day: key.day, bookDay)
+    }
+}
 
-            // Taken once and changed in place: reading them and writing them back after each
-            // change copied both arrays (the store still held them).
-            if case .none = buckets { buckets = try store.takeBucketTotals(reader: reader) ?? BucketTotals() }
-            buckets!.pages[key.bucket.rawValue] += change.pages
-            buckets!.seconds[key.bucket.rawValue] += change.seconds
+/// Calls each table's step (``ViewRecordTable/fold(_:into:)``) with one step's changes, through a
+/// pointer to the store: a copy of the store would copy its records on the first write.
+private struct DeltaFolder<Store: ViewStore>: ViewRecordTableVisitor {
+    let store: UnsafeMutablePointer<Store>
+    var deltas: ViewDeltas
+    mutating func visit<T: ViewRecordTable>(_ table: T.Type) throws { try T.fold(&deltas, into: &store.pointee) }
+}
 
-            let month = YearMonth(key.day)
-            try months.update(month, default: try store.monthTotal(reader: reader, month: month)) { $0.pages += change.pages }
-            if change.pages != 0 {
-                yearParts.update(Deltas.YearBookKey(year: key.day.year, book: key.book), default: (0, 0)) { $0.pages += change.pages }
-            }
-        }
-        for (month, count) in deltas.finishes.elements where count != 0 {
-            try months.update(month, default: try store.monthTotal(reader: reader, month: month)) { $0.finishes += count }
-        }
-        if let buckets { try store.putBucketTotals(reader: reader, buckets) }
-        for (month, total) in months.sortedElements() { try store.putMonthTotal(reader: reader, month: month, total) }
-        for (key, part) in yearParts.sortedElements() where part.pages != 0 || part.finishes != 0 {
-            var year = try store.takeYearView(reader: reader, year: key.year) ?? YearView(year: key.year)
-            year.add(book: key.book, pages: part.pages, finishes: part.finishes)
-            try store.putYearView(reader: reader, year)
+/// What one fold step (an event, or a book's retraction and refold) changes in a reader's totals,
+/// netted per key before any record is read: what each table of totals folds with its own step
+/// (``ViewRecordTable/fold(_:into:)``). The book view's fold (``ReadingProjector``) makes it: the
+/// pages each entry credits, the seconds of each finished session split by day and time of day,
+/// the finishes by day.
+///
+/// `Sendable`: plain values.
+public struct ViewDeltas: Sendable {
+    /// The reader whose totals change.
+    public let reader: ReaderID
+
+    struct Key: Hashable, Comparable, Sendable {
+        var day: LocalDate
+        var bucket: TimeOfDay
+        var book: BookID
+        static func < (l: Key, r: Key) -> Bool { (l.day, l.bucket, l.book) < (r.day, r.bucket, r.book) }
+    }
+    struct YearBookKey: Hashable, Comparable, Sendable {
+        var year: Int
+        var book: BookID
+        static func < (l: YearBookKey, r: YearBookKey) -> Bool { (l.year, l.book) < (r.year, r.book) }
+    }
+    /// Pages and seconds by day, bucket and book.
+    private(set) var changes = SmallMap<Key, DayTotal>()
+    /// Finishes by month.
+    private(set) var finishes = SmallMap<YearMonth, Int>()
+    /// Finishes by year and book.
+    private(set) var bookFinishes = SmallMap<YearBookKey, Int>()
+    /// ``changes`` that are not zero, in key order (day, bucket, book): set once before the
+    /// tables' steps.
+    private(set) var sortedChanges: [(key: Key, value: DayTotal)] = []
+    /// The days that became reading days (`true`) or stopped being ones (`false`), in day order:
+    /// what the days' step found, for the streak runs' step after it (kind order).
+    var readingDays: [(day: LocalDate, isReading: Bool)] = []
+
+    init(reader: ReaderID) { self.reader = reader }
+
+    var isEmpty: Bool { changes.isEmpty && finishes.isEmpty }
+
+    mutating func add(day: LocalDate, bucket: TimeOfDay, book: BookID, pages: Int, seconds: Int) {
+        changes.update(Key(day: day, bucket: bucket, book: book), default: DayTotal()) {
+            $0.pages += pages; $0.seconds += seconds
         }
     }
 
-    private func addReadingDay(_ day: LocalDate, reader: ReaderID, to store: inout some ViewStore) throws {
-        let before = day.adding(days: -1)
-        var left = try store.streakRun(reader: reader, startingOnOrBefore: before)
-        if let run = left, run.end != before { left = nil }
-        let right = try store.streakRun(reader: reader, startingOn: day.adding(days: 1))
-        if let right { try store.removeStreakRun(reader: reader, start: right.start) }
-        let run = StreakRun(start: left?.start ?? day, end: right?.end ?? day)
-        try store.putStreakRun(reader: reader, run)
-        // The new run holds the runs it joined, so it is longer than both: it is the longest
-        // unless another run is at least as long (and, as long, earlier).
-        var view = try store.readerView(reader: reader) ?? ReaderView()
-        if view.longestRun.map({ Self.isLonger(run, than: $0) }) ?? true {
-            view.longestRun = run
-            try store.putReaderView(reader: reader, view)
-        }
+    mutating func addFinish(on day: LocalDate, book: BookID, count: Int) {
+        finishes.update(YearMonth(day), default: 0) { $0 += count }
+        bookFinishes.update(YearBookKey(year: day.year, book: book), default: 0) { $0 += count }
     }
 
-    private func removeReadingDay(_ day: LocalDate, reader: ReaderID, from store: inout some ViewStore) throws {
-        guard let run = try store.streakRun(reader: reader, startingOnOrBefore: day), run.end >= day else { return }
-        try store.removeStreakRun(reader: reader, start: run.start)
-        if run.start < day { try store.putStreakRun(reader: reader, StreakRun(start: run.start, end: day.adding(days: -1))) }
-        if day < run.end { try store.putStreakRun(reader: reader, StreakRun(start: day.adding(days: 1), end: run.end)) }
-        // A split of the longest run (a late correction): the longest is found again among all.
-        var view = try store.readerView(reader: reader) ?? ReaderView()
-        guard view.longestRun == nil || view.longestRun == run else { return }
-        view.longestRun = try store.streakRuns(reader: reader).reduce(nil) { best, next in
-            best.map { Self.isLonger(next, than: $0) } ?? true ? next : best
-        }
-        try store.putReaderView(reader: reader, view)
-    }
-
-    /// The order of "longest": more days first, then the earlier start.
-    static func isLonger(_ a: StreakRun, than b: StreakRun) -> Bool {
-        a.length != b.length ? a.length > b.length : a.start < b.start
+    /// Sets ``sortedChanges``.
+    mutating func sortChanges() {
+        sortedChanges = changes.sortedElements().filter { !$0.value.isZero }
     }
 }
 

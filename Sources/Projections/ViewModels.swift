@@ -429,26 +429,6 @@ public struct BookView: Hashable, Sendable {
     }
 }
 
-/// Pages and reading seconds of one day (or one book on one day).
-///
-/// `Sendable`: two integers.
-public struct DayTotal: Hashable, Sendable {
-    /// Pages credited.
-    public var pages: Int
-    /// Seconds of timed reading.
-    public var seconds: Int
-    /// A total.
-    public init(pages: Int = 0, seconds: Int = 0) { self.pages = pages; self.seconds = seconds }
-    /// The least timed reading that makes a day a reading day without pages: one whole minute,
-    /// the smallest amount the views show (a timer tapped on and off by mistake is not reading).
-    public static let minimumReadingSeconds = 60
-    /// Whether the day counts as a reading day: at least one page credited, or at least
-    /// ``minimumReadingSeconds`` of timed reading.
-    public var isReadingDay: Bool { pages > 0 || seconds >= Self.minimumReadingSeconds }
-    /// Whether there is nothing recorded.
-    public var isZero: Bool { pages == 0 && seconds == 0 }
-}
-
 /// A calendar month.
 ///
 /// `Sendable`: two integers.
@@ -471,44 +451,6 @@ public struct YearMonth: Hashable, Sendable, Comparable, CustomStringConvertible
     public var next: YearMonth { month == 12 ? YearMonth(year: year + 1, month: 1) : YearMonth(year: year, month: month + 1) }
     /// The month before.
     public var previous: YearMonth { month == 1 ? YearMonth(year: year - 1, month: 12) : YearMonth(year: year, month: month - 1) }
-}
-
-/// Pages read and books finished in one month.
-///
-/// `Sendable`: two integers.
-public struct MonthTotal: Hashable, Sendable {
-    /// Pages credited to days of the month.
-    public var pages: Int
-    /// Finishes whose finish day falls in the month (a re-read finished again counts again).
-    public var finishes: Int
-    /// A total.
-    public init(pages: Int = 0, finishes: Int = 0) { self.pages = pages; self.finishes = finishes }
-}
-
-/// Pages and seconds per time-of-day bucket.
-///
-/// `Sendable`: arrays of integers.
-public struct BucketTotals: Hashable, Sendable {
-    /// Pages per bucket, indexed by ``TimeOfDay/rawValue``.
-    public var pages: [Int] = [0, 0, 0, 0]
-    /// Seconds per bucket, indexed by ``TimeOfDay/rawValue``.
-    public var seconds: [Int] = [0, 0, 0, 0]
-    /// Empty totals.
-    public init() {}
-}
-
-/// A run of consecutive reading days, both ends inclusive.
-///
-/// `Sendable`: two dates.
-public struct StreakRun: Hashable, Sendable {
-    /// The first day.
-    public var start: LocalDate
-    /// The last day.
-    public var end: LocalDate
-    /// Days in the run.
-    public var length: Int { start.days(until: end) + 1 }
-    /// A run.
-    public init(start: LocalDate, end: LocalDate) { self.start = start; self.end = end }
 }
 
 /// What the views keep about a reader besides books and totals.
@@ -564,60 +506,3 @@ public struct LastEvent: Hashable, Sendable {
     }
 }
 
-/// One book's part in one calendar year: pages credited to days of the year, and finishes whose
-/// finish day falls in it.
-///
-/// `Sendable`: plain values.
-public struct YearBook: Hashable, Sendable {
-    /// The book.
-    public var book: BookID
-    /// Pages credited to reading days of the year (every read-through; corrections applied).
-    public var pages: Int
-    /// Finishes dated in the year (a re-read finished in the same year adds one; an undone finish
-    /// takes one back).
-    public var finishes: Int
-    /// A book's part.
-    public init(book: BookID, pages: Int = 0, finishes: Int = 0) { self.book = book; self.pages = pages; self.finishes = finishes }
-}
-
-/// What the views keep about one calendar year of a reader: the yearly challenge, and each book's
-/// pages and finishes in the year. The category, challenge and year-in-review queries read it.
-///
-/// Books are kept by ID, not by category: the category of a book is read from its
-/// ``BookView`` when a query runs, so a corrected category moves all of the book's pages and
-/// finishes at once.
-///
-/// `Sendable`: a value type.
-public struct YearView: Hashable, Sendable {
-    /// The calendar year (of local reading days and finish days).
-    public var year: Int
-    /// The latest challenge set for the year (last writer wins, by canonical order).
-    public var challenge: ChallengeSet?
-    /// The origin of the event that set ``challenge``.
-    public var challengeOrigin: EventOrigin?
-    /// Books with pages or finishes in the year, in book-ID order; none with both zero.
-    public var books: [YearBook]
-    /// An empty year.
-    public init(year: Int, challenge: ChallengeSet? = nil, books: [YearBook] = []) {
-        self.year = year; self.challenge = challenge; self.books = books; self.challengeOrigin = nil
-    }
-    /// Whether there is nothing to keep.
-    public var isEmpty: Bool { challenge == nil && books.isEmpty }
-
-    /// Adds pages and finishes to one book's part, keeping the order and dropping zero parts.
-    /// Finds the part by binary search: a year of 100,000 books is one array, and a linear search
-    /// was a third of a 100,000-book import's time (issue 37).
-    public mutating func add(book: BookID, pages: Int, finishes: Int) {
-        var index = books.startIndex, high = books.endIndex
-        while index < high {
-            let middle = index + (high - index) / 2
-            if books[middle].book < book { index = middle + 1 } else { high = middle }
-        }
-        if index < books.endIndex, books[index].book == book {
-            books[index].pages += pages; books[index].finishes += finishes
-            if books[index].pages == 0, books[index].finishes == 0 { books.remove(at: index) }
-        } else if pages != 0 || finishes != 0 {
-            books.insert(YearBook(book: book, pages: pages, finishes: finishes), at: index)
-        }
-    }
-}

@@ -1,6 +1,14 @@
 import ReadingEvents
 
-/// The tables of view records, in the order a store keeps and flushes them.
+/// Every table of view records: the one list of them, which drives the fold's dispatch to each
+/// table's own step, the persisted tables (EventStoreLMDB's `ViewTable`), the view digest,
+/// `replay rebuild --view` and the DocC table check. Each table type (``ViewRecords``) is declared
+/// in its own file with its record, codecs, typed accessors, fold step and queries.
+///
+/// The order is the order a store flushes the tables and the fold runs their steps (days before
+/// streak runs: the runs' step folds the reading days the days' step found). A raw value is the
+/// table's group byte in a store's keys, kept on disk: a new table goes at the end, and no raw
+/// value ever changes.
 ///
 /// `Sendable`: a plain enumeration.
 public enum ViewRecordKind: Int, CaseIterable, Sendable {
@@ -16,12 +24,29 @@ public enum ViewRecordKind: Int, CaseIterable, Sendable {
     case buckets
     /// ``ViewRecords/Runs``.
     case runs
+    /// ``ViewRecords/Readers``.
+    case readers
     /// ``ViewRecords/Goals``.
     case goals
     /// ``ViewRecords/Years``.
     case years
-    /// ``ViewRecords/Readers``.
-    case readers
+
+    /// Every kind, in order (``allCases`` made once: the fold walks it for every event).
+    public static let all: [ViewRecordKind] = allCases
+
+    /// The one line on what the table holds that its table type declares
+    /// (``ViewRecordTable/summary``).
+    public var summary: String {
+        var visitor = SummaryVisitor()
+        try! visit(&visitor)  // SummaryVisitor.visit does not throw
+        return visitor.summary
+    }
+}
+
+/// Reads a table type's ``ViewRecordTable/summary``.
+private struct SummaryVisitor: ViewRecordTableVisitor {
+    var summary = ""
+    mutating func visit<T: ViewRecordTable>(_ table: T.Type) { summary = T.summary }
 }
 
 extension ViewRecordKind {
@@ -35,9 +60,9 @@ extension ViewRecordKind {
         case .months: try visitor.visit(ViewRecords.Months.self)
         case .buckets: try visitor.visit(ViewRecords.Buckets.self)
         case .runs: try visitor.visit(ViewRecords.Runs.self)
+        case .readers: try visitor.visit(ViewRecords.Readers.self)
         case .goals: try visitor.visit(ViewRecords.Goals.self)
         case .years: try visitor.visit(ViewRecords.Years.self)
-        case .readers: try visitor.visit(ViewRecords.Readers.self)
         }
     }
 }
@@ -73,6 +98,13 @@ public protocol ViewRecordTable: Sendable {
     /// Whether the fold scans this table by key ranges (a store in memory then keeps its keys in
     /// order as they are written, instead of sorting them at each scan).
     static var isScannedByTheFold: Bool { get }
+
+    /// One line on what the table holds (`replay rebuild --help`, the docs' table of tables).
+    static var summary: String { get }
+    /// Folds one fold step's netted changes of the reader's totals into this table
+    /// (``ViewDeltas``), after the tables before it in ``ViewRecordKind`` order. The default does
+    /// nothing: the book views, the reader's record and the goal list are the projector's own.
+    static func fold<S: ViewStore>(_ deltas: inout ViewDeltas, into store: inout S) throws
 
     // How a store keeps the table as bytes (EventStoreLMDB writes every table through these; a
     // table declares them here, beside its key and record, and needs no code in the store).
@@ -128,6 +160,8 @@ extension ViewRecordTable {
     public static func withoutOrigins(_ record: Record) -> Record? { nil }
     /// The default: every record is kept.
     public static func isKept(_ record: Record) -> Bool { true }
+    /// The default: the table is not one of totals.
+    public static func fold<S: ViewStore>(_ deltas: inout ViewDeltas, into store: inout S) throws {}
 
     /// The default: keys and records decoded with the table's own codecs.
     public static func scanRecords(keyOffset: Int, from: Key?, through: Key?, reverse: Bool,
@@ -210,23 +244,9 @@ public struct PresenceRecord: Hashable, Sendable {
     public init() {}
 }
 
-/// A book's day, keyed as the persisted table is: book, then day.
-///
-/// `Sendable`: plain values.
-public struct BookDayKey: Hashable, Comparable, Sendable {
-    /// The book.
-    public var book: BookID
-    /// The reading day.
-    public var day: LocalDate
-    /// A book's day.
-    public init(book: BookID, day: LocalDate) {
-        self.book = book
-        self.day = day
-    }
-    public static func < (lhs: BookDayKey, rhs: BookDayKey) -> Bool { (lhs.book, lhs.day) < (rhs.book, rhs.day) }
-}
-
-/// Every table of view records (the one list of them: ``ViewRecordKind`` names each once).
+/// Every table of view records (the one list of them: ``ViewRecordKind`` names each once). The
+/// book views, the goal list and the reader's record are declared here; each table of totals in a
+/// file of its own (`Views/`), with its record, codecs, accessors, fold step and queries.
 ///
 /// `Sendable`: a namespace.
 public enum ViewRecords: Sendable {
@@ -239,6 +259,7 @@ public enum ViewRecords: Sendable {
         public static var kind: ViewRecordKind { .books }
         public static var isWrittenInParts: Bool { true }
         public static var recordName: String { "BookSummary" }
+        public static var summary: String { "book-view summaries (metadata, status, goal, finishes, rating, like)" }
         /// The view's summary (``ViewRecordCodec/encodeSummary(_:)``): a store keeps its decision
         /// state and its details in records of their own.
         public static func encodeRecord(_ record: BookView) -> [UInt8] { ViewRecordCodec.encodeSummary(record) }
@@ -254,90 +275,6 @@ public enum ViewRecords: Sendable {
             return view
         }
     }
-    /// Non-zero day totals by day.
-    ///
-    /// `Sendable`: a table type.
-    public enum Days: ViewRecordTable {
-        public typealias Key = LocalDate
-        public typealias Record = DayTotal
-        public static var kind: ViewRecordKind { .days }
-        public static var recordName: String { "DayTotal" }
-        public static func encodeRecord(_ record: DayTotal) -> [UInt8] { ViewRecordCodec.encode(record) }
-        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> DayTotal {
-            try ViewRecordCodec.decodeDayTotal(bytes)
-        }
-    }
-    /// Non-zero totals of one book on one day, by book, then day.
-    ///
-    /// `Sendable`: a table type.
-    public enum BookDays: ViewRecordTable {
-        public typealias Key = BookDayKey
-        public typealias Record = DayTotal
-        public static var kind: ViewRecordKind { .bookDays }
-        public static var recordName: String { "DayTotal" }
-        /// The book's 16 ID bytes, then the day's 4.
-        public static func encodeKey(_ key: BookDayKey, into bytes: inout [UInt8]) {
-            ViewKeyBytes.id(key.book, into: &bytes)
-            ViewKeyBytes.day(key.day, into: &bytes)
-        }
-        /// The book and the day in exactly 20 bytes.
-        public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BookDayKey {
-            guard bytes.count == 20 else { throw ViewDecodingError(field: "key", offset: 0, problem: "expected 20 bytes, found \(bytes.count)") }
-            return BookDayKey(book: try ViewKeyBytes.id(UnsafeRawBufferPointer(rebasing: bytes[0..<16]), "book"),
-                              day: try ViewKeyBytes.day(UnsafeRawBufferPointer(rebasing: bytes[16...])))
-        }
-        public static func encodeRecord(_ record: DayTotal) -> [UInt8] { ViewRecordCodec.encode(record) }
-        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> DayTotal {
-            try ViewRecordCodec.decodeDayTotal(bytes)
-        }
-    }
-    /// Non-zero month totals by month.
-    ///
-    /// `Sendable`: a table type.
-    public enum Months: ViewRecordTable {
-        public typealias Key = YearMonth
-        public typealias Record = MonthTotal
-        public static var kind: ViewRecordKind { .months }
-        public static var recordName: String { "MonthTotal" }
-        /// The month's 4 bytes (``ViewKeyBytes/month(_:into:)``: months before year 0 clamped).
-        public static func encodeKey(_ key: YearMonth, into bytes: inout [UInt8]) { ViewKeyBytes.month(key, into: &bytes) }
-        /// The month in exactly 4 bytes.
-        public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> YearMonth { try ViewKeyBytes.month(bytes) }
-        public static func encodeRecord(_ record: MonthTotal) -> [UInt8] { ViewRecordCodec.encode(record) }
-        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> MonthTotal {
-            try ViewRecordCodec.decodeMonthTotal(bytes)
-        }
-    }
-    /// The reader's time-of-day totals (one record).
-    ///
-    /// `Sendable`: a table type.
-    public enum Buckets: ViewRecordTable {
-        public typealias Key = ReaderRecordKey
-        public typealias Record = BucketTotals
-        public static var kind: ViewRecordKind { .buckets }
-        public static var recordName: String { "BucketTotals" }
-        public static func encodeRecord(_ record: BucketTotals) -> [UInt8] { ViewRecordCodec.encode(record) }
-        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> BucketTotals {
-            try ViewRecordCodec.decodeBucketTotals(bytes)
-        }
-        /// Zero totals read the same as none: a rebuild leaves them out.
-        public static func isKept(_ record: BucketTotals) -> Bool { record != BucketTotals() }
-    }
-    /// Streak runs by their first day (scanned backwards by the fold: not cached).
-    ///
-    /// `Sendable`: a table type.
-    public enum Runs: ViewRecordTable {
-        public typealias Key = LocalDate
-        public typealias Record = StreakRun
-        public static var kind: ViewRecordKind { .runs }
-        public static var recordName: String { "StreakRun" }
-        public static func encodeRecord(_ record: StreakRun) -> [UInt8] { ViewRecordCodec.encode(record) }
-        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> StreakRun {
-            try ViewRecordCodec.decodeStreakRun(bytes)
-        }
-        public static var isCached: Bool { false }
-        public static var isScannedByTheFold: Bool { true }
-    }
     /// The books with an active goal (a set: not cached).
     ///
     /// `Sendable`: a table type.
@@ -346,35 +283,12 @@ public enum ViewRecords: Sendable {
         public typealias Record = PresenceRecord
         public static var kind: ViewRecordKind { .goals }
         public static var recordName: String { "Presence" }
+        public static var summary: String { "the books with an active goal (the home list)" }
         /// No bytes: the key is the whole record.
         public static func encodeRecord(_ record: PresenceRecord) -> [UInt8] { [] }
         /// Any stored bytes read as present.
         public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> PresenceRecord { PresenceRecord() }
         public static var isCached: Bool { false }
-    }
-    /// Non-empty year records by year.
-    ///
-    /// `Sendable`: a table type.
-    public enum Years: ViewRecordTable {
-        public typealias Key = Int
-        public typealias Record = YearView
-        public static var kind: ViewRecordKind { .years }
-        public static var recordName: String { "YearView" }
-        /// The year's 4 bytes (``ViewKeyBytes/year(_:into:)``: clamped to 0 ... `UInt32.max`).
-        public static func encodeKey(_ key: Int, into bytes: inout [UInt8]) { ViewKeyBytes.year(key, into: &bytes) }
-        /// The year in exactly 4 bytes.
-        public static func decodeKey(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> Int { try ViewKeyBytes.year(bytes) }
-        public static func encodeRecord(_ record: YearView) -> [UInt8] { ViewRecordCodec.encode(record) }
-        public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> YearView {
-            try ViewRecordCodec.decodeYearView(bytes)
-        }
-        /// The year without its challenge's origin.
-        public static func withoutOrigins(_ record: YearView) -> YearView? {
-            guard record.challengeOrigin != nil else { return nil }
-            var year = record
-            year.challengeOrigin = nil
-            return year
-        }
     }
     /// The reader's own record (one record; a reader "exists" when it has one).
     ///
@@ -384,6 +298,7 @@ public enum ViewRecords: Sendable {
         public typealias Record = ReaderView
         public static var kind: ViewRecordKind { .readers }
         public static var recordName: String { "ReaderView" }
+        public static var summary: String { "a reader's own record (profile, home order, last event)" }
         public static func encodeRecord(_ record: ReaderView) -> [UInt8] { ViewRecordCodec.encode(record) }
         public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws(ViewDecodingError) -> ReaderView {
             try ViewRecordCodec.decodeReaderView(bytes)

@@ -99,107 +99,12 @@ extension ViewStore {
         try putRecord(ViewRecords.Books.self, reader: view.reader, view.book, view, replacing: previous)
     }
 
-    /// The totals of one day (zero when nothing was read).
-    public func dayTotal(reader: ReaderID, day: LocalDate) throws -> DayTotal {
-        try record(ViewRecords.Days.self, reader: reader, day) ?? DayTotal()
-    }
-    /// Stores one day's totals; a zero total removes the day.
-    public mutating func putDayTotal(reader: ReaderID, day: LocalDate, _ total: DayTotal) throws {
-        try putRecord(ViewRecords.Days.self, reader: reader, day, total.isZero ? nil : total, replacing: nil)
-    }
-    /// Days with a non-zero total in `range`, in order.
-    public func dayTotals(reader: ReaderID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        try records(ViewRecords.Days.self, reader: reader, from: range.lowerBound, through: range.upperBound).map { ($0.key, $0.record) }
-    }
-
-    /// The totals of one book on one day.
-    public func bookDayTotal(reader: ReaderID, book: BookID, day: LocalDate) throws -> DayTotal {
-        try record(ViewRecords.BookDays.self, reader: reader, BookDayKey(book: book, day: day)) ?? DayTotal()
-    }
-    /// Stores one book's totals on one day; zero removes it.
-    public mutating func putBookDayTotal(reader: ReaderID, book: BookID, day: LocalDate, _ total: DayTotal) throws {
-        try putRecord(ViewRecords.BookDays.self, reader: reader, BookDayKey(book: book, day: day), total.isZero ? nil : total, replacing: nil)
-    }
-    /// One book's non-zero days in `range`, in order.
-    public func bookDayTotals(reader: ReaderID, book: BookID, in range: ClosedRange<LocalDate>) throws -> [(LocalDate, DayTotal)] {
-        try records(ViewRecords.BookDays.self, reader: reader, from: BookDayKey(book: book, day: range.lowerBound),
-                    through: BookDayKey(book: book, day: range.upperBound)).map { ($0.key.day, $0.record) }
-    }
-
-    /// The totals of one month.
-    public func monthTotal(reader: ReaderID, month: YearMonth) throws -> MonthTotal {
-        try record(ViewRecords.Months.self, reader: reader, month) ?? MonthTotal()
-    }
-    /// Stores one month's totals; zero removes it.
-    public mutating func putMonthTotal(reader: ReaderID, month: YearMonth, _ total: MonthTotal) throws {
-        try putRecord(ViewRecords.Months.self, reader: reader, month, total == MonthTotal() ? nil : total, replacing: nil)
-    }
-    /// Months with a non-zero total in `range`, in order.
-    public func monthTotals(reader: ReaderID, in range: ClosedRange<YearMonth>) throws -> [(YearMonth, MonthTotal)] {
-        try records(ViewRecords.Months.self, reader: reader, from: range.lowerBound, through: range.upperBound).map { ($0.key, $0.record) }
-    }
-
-    /// The reader's time-of-day totals.
-    public func bucketTotals(reader: ReaderID) throws -> BucketTotals {
-        try record(ViewRecords.Buckets.self, reader: reader, ReaderRecordKey()) ?? BucketTotals()
-    }
-    /// The reader's time-of-day totals, read to be changed and then put back with
-    /// ``putBucketTotals(reader:_:)`` at once (`nil`: none stored).
-    public mutating func takeBucketTotals(reader: ReaderID) throws -> BucketTotals? {
-        try takeRecord(ViewRecords.Buckets.self, reader: reader, ReaderRecordKey())
-    }
-    /// Stores the reader's time-of-day totals.
-    public mutating func putBucketTotals(reader: ReaderID, _ totals: BucketTotals) throws {
-        try putRecord(ViewRecords.Buckets.self, reader: reader, ReaderRecordKey(), totals, replacing: nil)
-    }
-
-    /// The streak run with the latest start on or before `day`, if any.
-    public func streakRun(reader: ReaderID, startingOnOrBefore day: LocalDate) throws -> StreakRun? {
-        var found: StreakRun?
-        try forEachRecord(ViewRecords.Runs.self, reader: reader, from: nil, through: day, reverse: true) { _, run in
-            found = run
-            return false
-        }
-        return found
-    }
-    /// The streak run starting exactly on `day`, if any.
-    public func streakRun(reader: ReaderID, startingOn day: LocalDate) throws -> StreakRun? {
-        try record(ViewRecords.Runs.self, reader: reader, day)
-    }
-    /// Stores a run (keyed by its start).
-    public mutating func putStreakRun(reader: ReaderID, _ run: StreakRun) throws {
-        try putRecord(ViewRecords.Runs.self, reader: reader, run.start, run, replacing: nil)
-    }
-    /// Removes the run starting on `start`.
-    public mutating func removeStreakRun(reader: ReaderID, start: LocalDate) throws {
-        try putRecord(ViewRecords.Runs.self, reader: reader, start, nil, replacing: nil)
-    }
-    /// Every run of the reader, in order.
-    public func streakRuns(reader: ReaderID) throws -> [StreakRun] { try records(ViewRecords.Runs.self, reader: reader).map { $0.record } }
-
     /// The books of the reader with an active goal (what the home list shows), in book-ID order.
     public func goalBooks(reader: ReaderID) throws -> [BookID] { try records(ViewRecords.Goals.self, reader: reader).map { $0.key } }
     /// Records whether a book has an active goal (in the library, not finished, with a goal).
     public mutating func setGoalBook(reader: ReaderID, book: BookID, active: Bool) throws {
         try putRecord(ViewRecords.Goals.self, reader: reader, book, active ? PresenceRecord() : nil, replacing: nil)
     }
-
-    /// The record of one calendar year (challenge, books' pages and finishes), if any.
-    public func yearView(reader: ReaderID, year: Int) throws -> YearView? { try record(ViewRecords.Years.self, reader: reader, year) }
-    /// Stores the record of one year; an empty record removes it.
-    public mutating func putYearView(reader: ReaderID, _ view: consuming YearView) throws {
-        let year = view.year
-        let kept: YearView? = view.isEmpty ? nil : view
-        try putRecord(ViewRecords.Years.self, reader: reader, year, kept, replacing: nil)
-    }
-    /// The record of one year, read to be changed and then put back with ``putYearView(reader:_:)``
-    /// at once (no other read of the year between the two calls), so adding a book to a year of
-    /// 100,000 books does not copy them all (issue 37).
-    public mutating func takeYearView(reader: ReaderID, year: Int) throws -> YearView? {
-        try takeRecord(ViewRecords.Years.self, reader: reader, year)
-    }
-    /// Every year record of the reader, in year order.
-    public func yearViews(reader: ReaderID) throws -> [YearView] { try records(ViewRecords.Years.self, reader: reader).map { $0.record } }
 
     /// The reader's own record.
     public func readerView(reader: ReaderID) throws -> ReaderView? {
