@@ -107,7 +107,7 @@ public struct ReadingProjector {
             }
         }
         try store.putReaderView(reader: readerID, reader)
-        try apply(deltas, to: &store)
+        try apply(&deltas, to: &store)
         return outcome
     }
 
@@ -162,7 +162,7 @@ public struct ReadingProjector {
         if let view { try store.putBookView(view) }
         let wasOnHome = old?.isOnHomeList ?? false, isOnHome = view?.isOnHomeList ?? false
         if wasOnHome != isOnHome { try store.setGoalBook(reader: reader, book: book, active: isOnHome) }
-        try apply(deltas, to: &store)
+        try apply(&deltas, to: &store)
     }
 
     /// The canonical order of stored events: events without an origin (appended through the raw
@@ -433,23 +433,28 @@ public struct ReadingProjector {
     /// Folds one step's netted changes into the reader's totals: each table of view records
     /// folds them with its own step (``ViewRecordTable/fold(_:into:)``), in ``ViewRecordKind``
     /// order, so a view's step lives in its own file and this dispatch names none of them.
-    private func apply(_ deltas: ViewDeltas, to store: inout some ViewStore) throws {
+    private func apply(_ deltas: inout ViewDeltas, to store: inout some ViewStore) throws {
         guard !deltas.isEmpty else { return }
-        var deltas = deltas
         deltas.sortChanges()
-        try withUnsafeMutablePointer(to: &store) { store in
-            var folder = DeltaFolder(store: store, deltas: deltas)
-            for kind in ViewRecordKind.all { try kind.visit(&folder) }
+        try withUnsafeMutablePointer(to: &deltas) { deltas in
+            try withUnsafeMutablePointer(to: &store) { store in
+                var folder = DeltaFolder(store: store, deltas: deltas)
+                var raw = 0
+                while let kind = ViewRecordKind(rawValue: raw) {
+                    try kind.visit(&folder)
+                    raw += 1
+                }
+            }
         }
     }
 }
 
-/// Calls each table's step (``ViewRecordTable/fold(_:into:)``) with one step's changes, through a
-/// pointer to the store: a copy of the store would copy its records on the first write.
+/// Calls each table's step (``ViewRecordTable/fold(_:into:)``) with one step's changes, through
+/// pointers to both: a copy of the store would copy its records on its first write.
 private struct DeltaFolder<Store: ViewStore>: ViewRecordTableVisitor {
     let store: UnsafeMutablePointer<Store>
-    var deltas: ViewDeltas
-    mutating func visit<T: ViewRecordTable>(_ table: T.Type) throws { try T.fold(&deltas, into: &store.pointee) }
+    let deltas: UnsafeMutablePointer<ViewDeltas>
+    mutating func visit<T: ViewRecordTable>(_ table: T.Type) throws { try T.fold(&deltas.pointee, into: &store.pointee) }
 }
 
 /// What one fold step (an event, or a book's retraction and refold) changes in a reader's totals,
@@ -504,7 +509,8 @@ public struct ViewDeltas: Sendable {
 
     /// Sets ``sortedChanges``.
     mutating func sortChanges() {
-        sortedChanges = changes.sortedElements().filter { !$0.value.isZero }
+        sortedChanges = changes.sortedElements()
+        if sortedChanges.contains(where: { $0.value.isZero }) { sortedChanges.removeAll { $0.value.isZero } }
     }
 }
 

@@ -102,4 +102,63 @@ import Testing
             #expect(try reopened.viewCheckpoint() == UInt64(history.count))
         }
     }
+
+    @Test func viewsStampedWithAnotherSetOfTablesAreRebuiltOnceAtOpen() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            let history = F.history(readers: 2, days: 30, seed: 0x5EED_3738)
+            let expected: String
+            let before: Int
+            do {
+                let store = try ReadingStore.open(at: url)
+                try F.appendInChunks(store, history)
+                expected = try store.viewDigest()
+                #expect(try store.log.environment.read { try $0.get(store.viewMeta, "viewTables") } == ReadingStore.viewTablesStamp)
+                // What a build without the years table left: its stamp without "years", no year records.
+                let former = ViewTable.allCases.filter { $0 != .years }.map(\.rawValue).joined(separator: ",")
+                try store.log.environment.write { txn in
+                    try txn.put(store.viewMeta, "viewTables", Array(former.utf8))
+                    for generation in store.generations { try generation[.years].removeAll(txn) }
+                }
+                #expect(try store.viewDigest() != expected)
+                before = try store.log.environment.read { try store.activeGeneration($0) }
+            }
+            let after: Int
+            do {
+                let reopened = try ReadingStore.open(at: url)
+                #expect(try reopened.viewDigest() == expected)
+                #expect(try reopened.log.environment.read { try $0.get(reopened.viewMeta, "viewTables") } == ReadingStore.viewTablesStamp)
+                after = try reopened.log.environment.read { try reopened.activeGeneration($0) }
+                #expect(after != before, "the views are rebuilt into the other generation")
+            }
+            // Stamped again: the next open rebuilds nothing.
+            let again = try ReadingStore.open(at: url)
+            #expect(try again.log.environment.read { try again.activeGeneration($0) } == after)
+            #expect(try again.viewDigest() == expected)
+        }
+    }
+
+    @Test func viewsOfVersion8StampedBeforeTablesWereAreNotRebuilt() throws {
+        try withTempDirectory { dir in
+            let url = dir.child("store")
+            let history = F.history(readers: 2, days: 20, seed: 0x5EED_3739)
+            let expected: String
+            let before: Int
+            do {
+                let store = try ReadingStore.open(at: url)
+                try F.appendInChunks(store, history)
+                expected = try store.viewDigest()
+                // A store stamped by the build before table stamps: version 8, no `viewTables`.
+                try store.log.environment.write { txn in
+                    try txn.put(store.viewMeta, "viewsVersion", [8])
+                    try txn.delete(store.viewMeta, "viewTables")
+                }
+                before = try store.log.environment.read { try store.activeGeneration($0) }
+            }
+            #expect(ReadingStore.viewsVersion == 8)
+            let reopened = try ReadingStore.open(at: url)
+            #expect(try reopened.log.environment.read { try reopened.activeGeneration($0) } == before)
+            #expect(try reopened.viewDigest() == expected)
+        }
+    }
 }

@@ -35,7 +35,7 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// cannot migrate it, nor can a raw ``EventLog/open(at:options:)``.
     case formatNeedsMigration(found: UInt32, current: UInt32)
     /// The store's views were written by an older build (views version `found`; this build reads
-    /// `current`): opening the store writable rebuilds them once from the log; a read-only open
+    /// `current`), or by a build with another set of view tables (`found == current`): opening the store writable rebuilds them once from the log; a read-only open
     /// cannot, and refuses the store rather than misread its records. Nothing was modified.
     case viewsNeedUpgrade(found: UInt8, current: UInt8)
     /// A backup's copy of the store at `source` did not verify or held fewer events than the
@@ -53,7 +53,8 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
             let predates = found <= 1 ? "replicas" : found == 2 ? "binary stream keys" : "derived stream versions, head and clock"
             return "store format \(found) predates \(predates) (this build writes format \(current)); open the store once writable (for example `replay rebuild --store DIR`) to migrate it, then read it"
         case .viewsNeedUpgrade(let found, let current):
-            return "the store's views are of version \(found) (this build reads version \(current)); open the store once writable (for example `replay rebuild --store DIR`) to rebuild them, then read it"
+            let made = found == current ? "were made with another set of view tables than this build's" : "are of version \(found) (this build reads version \(current))"
+            return "the store's views \(made); open the store once writable (for example `replay rebuild --store DIR`) to rebuild them, then read it"
         case .alreadyOpen(let path): return "\(path) is already open in this process"
         case .wrongExpectedVersion(let stream, let expected, let actual):
             return "stream \(stream) expected version \(expected), actual \(actual.map(String.init) ?? "no stream")"

@@ -111,7 +111,7 @@ public final class ReadingStore: Sendable {
             }
             // Views of an older version are rebuilt by a writable open; their records may not
             // decode with this build's codecs (views version 7 stores details in chunks).
-            if let version = stored.viewsVersion, version < Self.viewsVersion {
+            if let version = stored.viewsVersion, !Self.viewsAreCurrent(version: version, tables: stored.viewTables) {
                 throw EventStoreError.viewsNeedUpgrade(found: version, current: Self.viewsVersion)
             }
             dayStartHour = Int(hour)
@@ -166,9 +166,13 @@ public final class ReadingStore: Sendable {
             }
             let last = try log.lastPosition(in: txn)
             let upgrade: Bool
-            if let stored = try txn.get(meta, "viewsVersion")?.first { upgrade = stored < Self.viewsVersion } else { upgrade = last > 0 }
+            if let stored = try txn.get(meta, "viewsVersion")?.first {
+                upgrade = !Self.viewsAreCurrent(version: stored, tables: try txn.get(meta, "viewTables"))
+            } else {
+                upgrade = last > 0
+            }
             guard upgrade else {
-                try txn.put(meta, "viewsVersion", [Self.viewsVersion])
+                try Self.stampViews(meta, txn)
                 return (hour, false, id)
             }
             // Views of an older version are not folded into (their records may not decode with
@@ -190,7 +194,7 @@ public final class ReadingStore: Sendable {
         try catchUp()
         if upgrade {
             _ = try rebuild()
-            try log.environment.write { txn in try txn.put(meta, "viewsVersion", [Self.viewsVersion]) }
+            try log.environment.write { txn in try Self.stampViews(meta, txn) }
         }
     }
 
@@ -220,6 +224,31 @@ public final class ReadingStore: Sendable {
     /// varint-encoded (`ViewRecordCodec.chunkFormat`, Projections), not one record each. Opening a store of an
     /// older version rebuilds its views once.
     static let viewsVersion: UInt8 = 8
+
+    /// The names of this build's view tables (``ViewTable``), stamped beside ``viewsVersion``
+    /// (meta key `viewTables`): views made by a build with another set of tables (one that added a
+    /// table of view records) are rebuilt once at open, as views of an older version are, with no
+    /// version to bump by hand.
+    static let viewTablesStamp: [UInt8] = Array(ViewTable.allCases.map(\.rawValue).joined(separator: ",").utf8)
+
+    /// The tables of views version 8, the stamp of views stamped before tables were (a frozen
+    /// list: it is what such a store holds, whatever this build's tables are).
+    private static let version8Tables: [UInt8] = Array(
+        "books,bookEntries,bookSessions,bookSentences,bookMemos,decisions,days,bookDays,months,buckets,runs,readers,goals,years".utf8)
+
+    /// Whether views stamped with `version` and `tables` (`nil`: not stamped) are this build's:
+    /// of a newer version (a newer build's, left as they are), or of this version with this
+    /// build's tables.
+    static func viewsAreCurrent(version: UInt8, tables: [UInt8]?) -> Bool {
+        guard version <= viewsVersion else { return true }
+        return version == viewsVersion && (tables ?? (version == 8 ? version8Tables : [])) == viewTablesStamp
+    }
+
+    /// Stamps the views as this build's: its ``viewsVersion`` and its tables.
+    private static func stampViews(_ meta: LMDBDatabase<UTF8String, RawBytes>, _ txn: WriteTransaction) throws {
+        try txn.put(meta, "viewsVersion", [viewsVersion])
+        try txn.put(meta, "viewTables", viewTablesStamp)
+    }
 
     // MARK: Generations and checkpoints
 
@@ -544,6 +573,8 @@ private struct StoredOpenState {
     let replica: [UInt8]?
     let home: [UInt8]?
     let viewsVersion: UInt8?
+    /// The tables the views were stamped with (`nil`: not stamped).
+    let viewTables: [UInt8]?
     /// Whether the active views have folded every logged event.
     let foldedAll: Bool
 
@@ -554,6 +585,7 @@ private struct StoredOpenState {
         replica = try txn.get(sync.meta, "replica")
         home = try txn.get(sync.meta, "home")
         viewsVersion = try txn.get(meta, "viewsVersion")?.first
+        viewTables = try txn.get(meta, "viewTables")
         let generation = try ReadingStore.activeGeneration(txn, viewMeta: meta)
         foldedAll = try ReadingStore.checkpoint(txn, generation: generation, viewCheckpoints: checkpoints) >= log.lastPosition(in: txn)
     }
@@ -562,7 +594,8 @@ private struct StoredOpenState {
     /// data file at `home`, `nil` when unknown): `nil` when it needs the open's write transaction.
     func current(home: [UInt8]?) -> (hour: Int, replica: ReplicaID)? {
         guard format == EventLog.formatVersion, let hour, let id = replica.flatMap({ ReplicaID(bytes: $0) }),
-              home == nil || self.home == home, let viewsVersion, viewsVersion >= ReadingStore.viewsVersion, foldedAll else { return nil }
+              home == nil || self.home == home, let viewsVersion,
+              ReadingStore.viewsAreCurrent(version: viewsVersion, tables: viewTables), foldedAll else { return nil }
         return (Int(hour), id)
     }
 }
