@@ -64,4 +64,29 @@ import Testing
         let expected = ViewTable.allCases.map { [$0.rawValue, $0.view, $0.summary] }
         #expect(documented == expected)
     }
+
+    /// A table's group and part bytes are on disk in every store: derived from ``ViewRecordKind``
+    /// (its raw value), they stay the bytes stores were written with, whatever order the kinds
+    /// are declared in. A new table gets a new byte.
+    @Test func theGroupAndPartBytesOfEveryTableAreTheOnesOnDisk() {
+        let onDisk: [String: (group: UInt8, part: UInt8?)] = [
+            "books": (0, 0), "decisions": (0, 1), "bookEntries": (0, 2), "bookSessions": (0, 3),
+            "bookSentences": (0, 4), "bookMemos": (0, 5), "days": (1, nil), "bookDays": (2, nil),
+            "months": (3, nil), "buckets": (4, nil), "runs": (5, nil), "readers": (6, nil),
+            "goals": (7, nil), "years": (8, nil),
+        ]
+        for table in ViewTable.allCases {
+            guard let bytes = onDisk[table.rawValue] else {
+                #expect(table.group > 8 && table.part == nil, "a new table, \(table), takes a new group byte")
+                continue
+            }
+            #expect(table.group == bytes.group && table.part == bytes.part, "\(table)")
+            #expect(ViewTable(rawValue: table.rawValue) == table)
+        }
+        #expect(Set(ViewTable.allCases.map(\.group)).count == ViewTable.allCases.count - 5, "one group for a book view's six tables, one for each other")
+        #expect(ViewTable.allCases.prefix(onDisk.count).map(\.rawValue) == [
+            "books", "bookEntries", "bookSessions", "bookSentences", "bookMemos", "decisions", "days", "bookDays",
+            "months", "buckets", "runs", "readers", "goals", "years",
+        ], "the order of the digest's tables")
+    }
 }
