@@ -11,9 +11,10 @@
 #    the stores of an earlier run in $WORK.
 # 2. For every LMDB environment among them (a directory holding `data.mdb`), copies it to one fixed
 #    path for each binary (a store may be upgraded or caught up by the open) and runs
-#    `show --json --as-of 2026-01-01` and `show --as-of 2026-01-01`, keeping stdout, stderr and the
-#    exit status of each: a store that neither binary opens (a bare LMDB environment, a damaged
-#    store) must fail the same way.
+#    `show --json --as-of 2026-01-01`, `show --as-of 2026-01-01` and the `report` of up to three of
+#    its readers (their default "today" and year), keeping stdout, stderr, the exit status and the
+#    page of each: a store that neither binary opens (a bare LMDB environment, a damaged store)
+#    must fail the same way.
 # 3. Prints the number of stores, of stores read, and every difference (diffs under $WORK, kept);
 #    exits 1 when there is one.
 #
@@ -37,7 +38,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     fi
 fi
 mapfile -t stores < <(find "$keep" -name data.mdb -printf '%h\n' | sort -u)
-read=0 differing=0
+read=0 differing=0 reports=0
 for store in "${stores[@]}"; do
     for side in old new; do
         bin=$old; [ $side = new ] && bin=$new
@@ -54,6 +55,23 @@ for store in "${stores[@]}"; do
             cat "$out.err" >> "$out"
             : > "$out.err"
         done
+        # The report of up to three readers (their "today" and year: their last event's), named
+        # by the old binary's `show --json` (the same list for both: a difference shows above).
+        if [ $side = old ]; then
+            readers=$("$bin" show --store "$WORK/store" --json 2>/dev/null \
+                | python3 -c 'import json, sys; [print(r["reader"]) for r in json.load(sys.stdin)[:3]]' 2>/dev/null || true)
+        fi
+        for reader in $readers; do
+            set +e
+            rm -f "$WORK/report.html"
+            "$bin" report --store "$WORK/store" --reader "$reader" --out "$WORK/report.html" >> "$out" 2>> "$out.err"
+            echo "report $reader exit $?" >> "$out"
+            set -e
+            [ -f "$WORK/report.html" ] && cat "$WORK/report.html" >> "$out"
+            cat "$out.err" >> "$out"
+            : > "$out.err"
+            reports=$((reports + 1))
+        done
     done
     grep -q '^exit 0$' "$WORK/new.out" && read=$((read + 1))
     if ! cmp -s "$WORK/old.out" "$WORK/new.out"; then
@@ -63,5 +81,5 @@ for store in "${stores[@]}"; do
         echo "differs: $store ($WORK/$name.diff)"
     fi
 done
-echo "${#stores[@]} stores the tests left, $read read by the new binary (the rest refused by both alike), $differing with a difference (work: $WORK)"
+echo "${#stores[@]} stores the tests left, $read read by the new binary (the rest refused by both alike), $((reports / 2)) readers' reports, $differing with a difference (work: $WORK)"
 [ "$differing" = 0 ]
