@@ -31,9 +31,6 @@ public enum ViewRecordKind: Int, CaseIterable, Sendable {
     /// ``ViewRecords/Years``.
     case years
 
-    /// Every kind, in order (``allCases`` made once: the fold walks it for every event).
-    public static let all: [ViewRecordKind] = allCases
-
     /// The one line on what the table holds that its table type declares
     /// (``ViewRecordTable/summary``).
     public var summary: String {

@@ -35,8 +35,9 @@ public enum EventStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// cannot migrate it, nor can a raw ``EventLog/open(at:options:)``.
     case formatNeedsMigration(found: UInt32, current: UInt32)
     /// The store's views were written by an older build (views version `found`; this build reads
-    /// `current`), or by a build with another set of view tables (`found == current`): opening the store writable rebuilds them once from the log; a read-only open
-    /// cannot, and refuses the store rather than misread its records. Nothing was modified.
+    /// `current`), or by a build with another set of view tables (`found == current`): opening
+    /// the store writable rebuilds them once from the log; a read-only open cannot, and refuses
+    /// the store rather than misread its records. Nothing was modified.
     case viewsNeedUpgrade(found: UInt8, current: UInt8)
     /// A backup's copy of the store at `source` did not verify or held fewer events than the
     /// store (a damaged store: a compacting copy skips what it cannot walk); nothing was left at

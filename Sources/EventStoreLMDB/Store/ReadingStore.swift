@@ -236,12 +236,12 @@ public final class ReadingStore: Sendable {
     private static let version8Tables: [UInt8] = Array(
         "books,bookEntries,bookSessions,bookSentences,bookMemos,decisions,days,bookDays,months,buckets,runs,readers,goals,years".utf8)
 
-    /// Whether views stamped with `version` and `tables` (`nil`: not stamped) are this build's:
-    /// of a newer version (a newer build's, left as they are), or of this version with this
-    /// build's tables.
+    /// Whether views stamped with `version` and `tables` (`nil`: stamped before tables were, so
+    /// version 8's) are this build's: of a newer version (a newer build's, left as they are), or
+    /// of this version with this build's tables.
     static func viewsAreCurrent(version: UInt8, tables: [UInt8]?) -> Bool {
         guard version <= viewsVersion else { return true }
-        return version == viewsVersion && (tables ?? (version == 8 ? version8Tables : [])) == viewTablesStamp
+        return version == viewsVersion && (tables ?? version8Tables) == viewTablesStamp
     }
 
     /// Stamps the views as this build's: its ``viewsVersion`` and its tables.

@@ -97,7 +97,7 @@ public struct ViewTable: RawRepresentable, Hashable, CaseIterable, Sendable, Cus
     static func of(_ kind: ViewRecordKind) -> ViewTable { tablesOfKinds[kind.rawValue] }
 
     /// The table of each kind, in kind order.
-    private static let tablesOfKinds: [ViewTable] = ViewRecordKind.all.map { $0 == .books ? books : ViewTable(kind: $0) }
+    private static let tablesOfKinds: [ViewTable] = ViewRecordKind.allCases.map { $0 == .books ? books : ViewTable(kind: $0) }
 
     /// Equal when named alike (a name is one table).
     public static func == (lhs: ViewTable, rhs: ViewTable) -> Bool { lhs.rawValue == rhs.rawValue }
