@@ -55,27 +55,63 @@ func runSelf(arguments: [String]) throws -> ChildStatus {
     environment[parentPIDVariable] = String(getpid())
     process.environment = environment
     try process.run()
-    // Installed after the child started, so it does not inherit the ignored dispositions; a
-    // signal before this point ends this process, and the child follows (endWithParent).
-    let child = process.processIdentifier
+    // Installed once the worker's id is known: a signal before this point ends this process by
+    // its default action, and the worker follows (endWithParent).
+    //
+    // A plain signal handler, not a DispatchSource: on Linux, libdispatch learns of a signal
+    // through a signalfd, which sees only a signal that every thread blocks, and the main thread
+    // of an async `main` waits in `sigsuspend` with no signal blocked. A signal delivered there
+    // ran libdispatch's empty handler and never reached the source, now and then: this process
+    // then waited for ever on a worker that waited for ever on a full output pipe.
     let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP]
-    let sources = forwarded.map { sig in
-        signal(sig, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-        source.setEventHandler { kill(child, sig) }
-        source.resume()
-        return source
-    }
+    workerToSignal = process.processIdentifier
+    for sig in forwarded { signal(sig, forwardToWorker) }
     process.waitUntilExit()
-    for source in sources { source.cancel() }
     for sig in forwarded { signal(sig, SIG_DFL) }
+    workerToSignal = 0
     switch process.terminationReason {
     case .exit: return .exited(process.terminationStatus)
     case .uncaughtSignal:
-        if forwarded.contains(process.terminationStatus) { raise(process.terminationStatus) }
+        if forwarded.contains(process.terminationStatus) { endBy(signal: process.terminationStatus) }
         return .signalled(process.terminationStatus)
     @unknown default: return .exited(process.terminationStatus)
     }
+}
+
+/// The worker that ``forwardToWorker(_:)`` passes a signal on to; 0 when there is none.
+///
+/// `nonisolated(unsafe)`: written only by the thread in ``runSelf(arguments:)``, before the
+/// handlers are installed and after they are removed, and read by the handler in between (an
+/// aligned 32-bit load; a signal handler can take no lock).
+nonisolated(unsafe) private var workerToSignal: pid_t = 0
+
+/// The handler of SIGINT, SIGTERM and SIGHUP while a worker runs: sends the signal on to the
+/// worker (`kill` is async-signal-safe), or, with no worker, ends this process by it.
+private func forwardToWorker(_ sig: Int32) {
+    let worker = workerToSignal
+    if worker > 0 {
+        kill(worker, sig)
+    } else {
+        signal(sig, SIG_DFL)
+        raise(sig)
+    }
+}
+
+/// Ends this process by `sig` (its default action restored), as a shell expects of a command
+/// stopped by Ctrl-C or `kill`.
+///
+/// This code runs on a thread of the concurrency pool, and libdispatch blocks SIGINT, SIGTERM and
+/// SIGHUP in those threads: `raise` alone left the signal pending there, and the command went on
+/// to report the worker's end by the signal as a damaged data file. The signal is unblocked in
+/// this thread first, so it is delivered before `pthread_sigmask` returns.
+private func endBy(signal sig: Int32) -> Never {
+    signal(sig, SIG_DFL)
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, sig)
+    pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    raise(sig)
+    _exit(128 + sig)
 }
 
 /// The environment variable that tells a worker (``runSelf(arguments:)``) its parent's process id.
