@@ -132,10 +132,15 @@ public enum SyncServer {
         }
         // Graceful shutdown runs in reverse order: the listener first (it ends the open event
         // streams, which the HTTP server would otherwise wait for), then the server, then the pool.
-        let group = ServiceGroup(configuration: .init(
+        var groupConfiguration = ServiceGroupConfiguration(
             services: [client] + (replica.map { [$0] } ?? []) + [app, LiveListener(store: store, hub: hub, logger: logger)] as [any Service],
             gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            logger: logger)
+        // A graceful shutdown that has not ended in time is escalated to task cancellation: before
+        // the server runs, the migrations wait for a PostgreSQL connection, and a server started
+        // while PostgreSQL is unreachable ignored SIGTERM until it was killed.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
     }
 }
