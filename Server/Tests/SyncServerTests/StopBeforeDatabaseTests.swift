@@ -11,7 +11,7 @@ struct StopBeforeDatabaseTests {
     @Test func aServerWaitingForAnUnreachableDatabaseEndsOnSIGTERM() throws {
         let executable = try #require(builtExecutable(named: "reading-sync-server"), "not built beside the tests")
         // A port nothing listens on: every connection attempt is refused at once.
-        let closedPort = try unusedLocalPort()
+        let closedPort = try freeLoopbackPort()
         let process = Process()
         process.executableURL = executable
         process.arguments = ["--database-url", "postgres://sync:sync@127.0.0.1:\(closedPort)/sync", "--port", "0",
@@ -28,24 +28,5 @@ struct StopBeforeDatabaseTests {
         let deadline = Date().addingTimeInterval(25)
         while process.isRunning && Date() < deadline { usleep(50_000) }
         #expect(!process.isRunning, "the server still ran 25 s after SIGTERM")
-    }
-
-    /// A local TCP port that was free a moment ago (bound to port 0, then closed).
-    private func unusedLocalPort() throws -> Int {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(socketFD >= 0)
-        defer { close(socketFD) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(socketFD, pointer, length) == 0 && getsockname(socketFD, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -89,16 +89,12 @@ nonisolated(unsafe) private var workerToSignal: pid_t = 0
 /// worker (`kill` is async-signal-safe), or, with no worker, ends this process by it.
 private func forwardToWorker(_ sig: Int32) {
     let worker = workerToSignal
-    if worker > 0 {
-        kill(worker, sig)
-    } else {
-        signal(sig, SIG_DFL)
-        raise(sig)
-    }
+    if worker > 0 { kill(worker, sig) } else { endBy(signal: sig) }
 }
 
 /// Ends this process by `sig` (its default action restored), as a shell expects of a command
-/// stopped by Ctrl-C or `kill`.
+/// stopped by Ctrl-C or `kill`. Async-signal-safe (`signal`, `pthread_sigmask`, `raise`, `_exit`),
+/// so the handler calls it too.
 ///
 /// This code runs on a thread of the concurrency pool, and libdispatch blocks SIGINT, SIGTERM and
 /// SIGHUP in those threads: `raise` alone left the signal pending there, and the command went on
