@@ -125,10 +125,20 @@ public enum SyncServer {
                 FileHandle.standardOutput.write(Data("reading-sync-server listening on \(configuration.host):\(port)\n".utf8))
             },
             logger: logger)
+        let stoppedBeforeSchema = StopRecord()
         app.beforeServerStarts {
-            let applied = try await Migrations.apply(on: client, logger: logger)
-            logger.info("schema ready (applied now: \(applied))")
-            try await Migrations.fillFacts(on: client, logger: logger)
+            do {
+                // A stop requested while the migrations wait for PostgreSQL (unreachable, or still
+                // starting) ends them at once instead of after the escalation below.
+                try await cancelWhenGracefulShutdown {
+                    let applied = try await Migrations.apply(on: client, logger: logger)
+                    logger.info("schema ready (applied now: \(applied))")
+                    try await Migrations.fillFacts(on: client, logger: logger)
+                }
+            } catch {
+                if Task.isShuttingDownGracefully || Task.isCancelled { stoppedBeforeSchema.set() }
+                throw error
+            }
         }
         // Graceful shutdown runs in reverse order: the listener first (it ends the open event
         // streams, which the HTTP server would otherwise wait for), then the server, then the pool.
@@ -136,11 +146,31 @@ public enum SyncServer {
             services: [client] + (replica.map { [$0] } ?? []) + [app, LiveListener(store: store, hub: hub, logger: logger)] as [any Service],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)
-        // A graceful shutdown that has not ended in time is escalated to task cancellation: before
-        // the server runs, the migrations wait for a PostgreSQL connection, and a server started
-        // while PostgreSQL is unreachable ignored SIGTERM until it was killed.
+        // A graceful shutdown that has not ended in time is escalated to task cancellation (a
+        // safety net: the migrations, which wait for a PostgreSQL connection and once ignored
+        // SIGTERM until the server was killed, now end at the stop itself).
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfiguration)
-        try await group.run()
+        do {
+            try await group.run()
+        } catch where stoppedBeforeSchema.isSet {
+            // The error is the interrupted wait for a connection (the pool's shutdown, a
+            // cancellation): what the operator needs to know is that nothing was served.
+        }
+        if stoppedBeforeSchema.isSet {
+            logger.warning("stopped before the schema was ready (the migrations were waiting for PostgreSQL or rolled back): nothing was served")
+        }
     }
+}
+
+/// Whether the server was stopped while its migrations still waited for PostgreSQL.
+///
+/// `@unchecked Sendable`: its one flag is read and written only under `lock`.
+final class StopRecord: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    /// Notes the stop.
+    func set() { lock.withLock { flag = true } }
+    /// Whether it was noted.
+    var isSet: Bool { lock.withLock { flag } }
 }
