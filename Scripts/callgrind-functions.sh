@@ -20,7 +20,9 @@
 
 benchmark_binary() {
     echo "== building reading-benchmarks (release) ==" >&2
-    swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench --product reading-benchmarks >&2
+    # `|| return`: `set -e` does not reach into the command substitution that calls this, so a
+    # failed build would otherwise go on to measure the binary of an earlier build.
+    swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench --product reading-benchmarks >&2 || return 1
     printf '%s/reading-benchmarks\n' "$(swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench --show-bin-path)"
 }
 
