@@ -487,10 +487,10 @@ public struct ViewDeltas: Sendable {
     private(set) var bookFinishes = SmallMap<YearBookKey, Int>()
     /// ``changes`` that are not zero, in key order (day, bucket, book): set once before the
     /// tables' steps.
-    private(set) var sortedChanges: [(key: Key, value: DayTotal)] = []
+    private(set) var sortedChanges = InlineFirstArray<(key: Key, value: DayTotal)>()
     /// The days that became reading days (`true`) or stopped being ones (`false`), in day order:
     /// what the days' step found, for the streak runs' step after it (kind order).
-    var readingDays: [(day: LocalDate, isReading: Bool)] = []
+    var readingDays = InlineFirstArray<(day: LocalDate, isReading: Bool)>()
 
     init(reader: ReaderID) { self.reader = reader }
 
@@ -507,10 +507,11 @@ public struct ViewDeltas: Sendable {
         bookFinishes.update(YearBookKey(year: day.year, book: book), default: 0) { $0 += count }
     }
 
-    /// Sets ``sortedChanges``.
+    /// Sets ``sortedChanges``, moving the changes there (``changes`` is left empty: the tables'
+    /// steps read only ``sortedChanges``).
     mutating func sortChanges() {
-        sortedChanges = changes.sortedElements()
-        if sortedChanges.contains(where: { $0.value.isZero }) { sortedChanges.removeAll { $0.value.isZero } }
+        sortedChanges = changes.takeSortedElements()
+        sortedChanges.removeAll { $0.value.isZero }
     }
 }
 

@@ -28,6 +28,10 @@ struct RecordSlots<Key: Hashable & Comparable, Record: Hashable> {
     /// The slot of the last ``take(_:)`` that found a record: the put that follows finds it
     /// without hashing the key again.
     private(set) var taken: Int?
+    /// The slot last found or made for a key: a table's next access is often to the same key (the
+    /// reader's record at every event, a book's view or a day's total for a reader's events of one
+    /// book or one day), found by comparing the key instead of hashing it.
+    private(set) var recent: Int?
     /// Whether a slot was marked dirty since the last ``removeAll()``.
     private(set) var hasDirty = false
     /// Records as read from the store underneath, by slot (the write-back cache's, for a table
@@ -37,22 +41,29 @@ struct RecordSlots<Key: Hashable & Comparable, Record: Hashable> {
     init(keepsOrder: Bool) { ordered = keepsOrder ? [] : nil }
 
     /// The slot of `key`, if it has one (empty or not).
-    @inline(__always) func slot(of key: Key) -> Int? { index[key] }
+    @inline(__always) func slot(of key: Key) -> Int? {
+        if let recent, entries[recent].key == key { return recent }
+        return index[key]
+    }
     /// The record in `slot`.
     @inline(__always) subscript(slot: Int) -> Record? { entries[slot].record }
     /// The key of `slot`.
     @inline(__always) func key(of slot: Int) -> Key { entries[slot].key }
     /// The record under `key`.
     @inline(__always) func record(_ key: Key) -> Record? {
-        guard let slot = index[key] else { return nil }
+        guard let slot = slot(of: key) else { return nil }
         return entries[slot].record
     }
 
-    /// The slot of `key`, made empty if it had none.
+    /// The slot of `key`, made empty if it had none. One look-up of the key either way: the
+    /// index's defaulting accessor finds the slot or enters the next one (a look-up and then an
+    /// insertion hashed a new key twice, and `set` had hashed it once before).
     mutating func makeSlot(_ key: Key) -> Int {
-        if let slot = index[key] { return slot }
-        let slot = entries.count
-        index[key] = slot
+        if let recent, entries[recent].key == key { return recent }
+        let next = entries.count
+        let slot = Self.value(&index[key, default: next])
+        recent = slot
+        guard slot == next else { return slot }
         entries.append(Entry(key: key))
         if ordered != nil {
             // Almost always written in order (the latest run): appended; else inserted in place.
@@ -67,9 +78,14 @@ struct RecordSlots<Key: Hashable & Comparable, Record: Hashable> {
         return slot
     }
 
+    /// The value of an in-place access: `&index[key, default: next]` is one hashed access that
+    /// leaves `next` entered when the key was missing.
+    @inline(__always) private static func value(_ slot: inout Int) -> Int { slot }
+
     /// Empties the slot of `key` and hands its record over.
     mutating func take(_ key: Key) -> Record? {
-        guard let slot = index[key] else { return nil }
+        guard let slot = slot(of: key) else { return nil }
+        recent = slot
         return take(slot: slot)
     }
     /// Empties `slot` and hands its record over.
@@ -87,15 +103,17 @@ struct RecordSlots<Key: Hashable & Comparable, Record: Hashable> {
     mutating func set(_ key: Key, _ record: consuming Record?) -> Int? {
         let slot: Int
         if let last = taken, entries[last].key == key {
+            // The put after a take: no look-up.
             slot = last
-        } else if let found = index[key] {
-            slot = found
+            taken = nil
         } else if record == nil {
-            return nil
+            guard let found = self.slot(of: key) else { return nil }
+            slot = found
         } else {
+            // Found or made with one look-up. (A slot found here is not the taken one: its key
+            // differs.)
             slot = makeSlot(key)
         }
-        if let last = taken, last == slot { taken = nil }
         entries[slot].record = record
         return slot
     }
@@ -121,6 +139,7 @@ struct RecordSlots<Key: Hashable & Comparable, Record: Hashable> {
         if ordered != nil { ordered!.removeAll(keepingCapacity: true) }
         loaded.removeAll(keepingCapacity: true)
         taken = nil
+        recent = nil
         hasDirty = false
     }
 

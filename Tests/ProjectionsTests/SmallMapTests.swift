@@ -21,8 +21,14 @@ struct SmallMapTests {
                 #expect(map.find(key).map { map.elements[$0].value } == reference[key])
             }
             #expect(map.elements.count == reference.count)
-            #expect(map.sortedElements().map(\.key) == reference.keys.sorted())
-            #expect(map.sortedElements().map(\.value) == reference.keys.sorted().map { reference[$0]! })
+            var taken = map
+            let sorted = taken.takeSortedElements()
+            #expect(sorted.map(\.key) == reference.keys.sorted())
+            #expect(sorted.map(\.value) == reference.keys.sorted().map { reference[$0]! })
+            // Taking moves the pairs out: the map is empty, and usable again.
+            #expect(taken.isEmpty && taken.elements.count == 0 && taken.find(sorted.map(\.key).first ?? 0) == nil)
+            taken.update(7, default: 1) { $0 += 1 }
+            #expect(taken.find(7).map { taken.elements[$0].value } == 2)
             #expect(map.find(keyRange + 1) == nil)
         }
     }
@@ -35,5 +41,38 @@ struct SmallMapTests {
         #expect(map.elements.map(\.key) == ["c", "a", "b"])
         #expect(map.elements.map(\.value) == [11, 12, 11])
         #expect(!map.isEmpty)
+    }
+
+    /// The inline-first array behaves as an array under every operation the fold uses, with no
+    /// element, one (held inline), and many.
+    @Test("InlineFirstArray equals an array under random operations", arguments: [1, 2, 3] as [UInt64])
+    func inlineFirstArrayEqualsAnArray(seed: UInt64) {
+        var rng = SplitMix64(seed: 0x1F1A_0000 + seed)
+        for _ in 0..<300 {
+            var array: [Int] = []
+            var inline = InlineFirstArray<Int>()
+            for _ in 0..<Int(rng.next() % 6) {
+                let value = Int(rng.next() % 10)
+                array.append(value); inline.append(value)
+            }
+            #expect(Array(inline) == array && inline.count == array.count && inline.isEmpty == array.isEmpty)
+            if !array.isEmpty {
+                let index = Int(rng.next() % UInt64(array.count))
+                array[index] += 100; inline[index] += 100
+                #expect(inline[index] == array[index])
+            }
+            switch rng.next() % 3 {
+            case 0:
+                let cut = Int(rng.next() % 110)
+                array.removeAll { $0 < cut }; inline.removeAll { $0 < cut }
+            case 1:
+                array.sort(by: >); inline.sort(by: >)
+            default:
+                break
+            }
+            #expect(Array(inline) == array && inline.count == array.count && inline.isEmpty == array.isEmpty)
+        }
+        #expect(Array(InlineFirstArray([3, 1, 2])) == [3, 1, 2])
+        #expect(Array(InlineFirstArray<Int>([])).isEmpty)
     }
 }

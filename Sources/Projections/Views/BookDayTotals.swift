@@ -48,7 +48,9 @@ extension ViewRecords {
         /// Adds each book's netted pages and seconds of each day.
         public static func fold<S: ViewStore>(_ deltas: inout ViewDeltas, into store: inout S) throws {
             for (key, change) in deltas.sortedChanges {
-                var bookDay = try store.bookDayTotal(reader: deltas.reader, book: key.book, day: key.day)
+                // Taken, not read: the put that follows finds the slot without a look-up.
+                var bookDay = try store.takeRecord(ViewRecords.BookDays.self, reader: deltas.reader,
+                                                   BookDayKey(book: key.book, day: key.day)) ?? DayTotal()
                 bookDay.pages += change.pages; bookDay.seconds += change.seconds
                 try store.putBookDayTotal(reader: deltas.reader, book: key.book, day: key.day, bookDay)
             }

@@ -43,7 +43,8 @@ extension ViewRecords {
         /// or stopped being one (``ViewDeltas/readingDays``, for the streak runs' step).
         public static func fold<S: ViewStore>(_ deltas: inout ViewDeltas, into store: inout S) throws {
             for (key, change) in deltas.sortedChanges {
-                var day = try store.dayTotal(reader: deltas.reader, day: key.day)
+                // Taken, not read: the put that follows finds the slot without a look-up.
+                var day = try store.takeRecord(ViewRecords.Days.self, reader: deltas.reader, key.day) ?? DayTotal()
                 let wasReading = day.isReadingDay
                 day.pages += change.pages; day.seconds += change.seconds
                 try store.putDayTotal(reader: deltas.reader, day: key.day, day)

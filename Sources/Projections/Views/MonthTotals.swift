@@ -45,7 +45,7 @@ extension ViewRecords {
             for (month, count) in deltas.finishes.elements where count != 0 {
                 try months.update(month, default: try store.monthTotal(reader: reader, month: month)) { $0.finishes += count }
             }
-            for (month, total) in months.sortedElements() { try store.putMonthTotal(reader: reader, month: month, total) }
+            for (month, total) in months.takeSortedElements() { try store.putMonthTotal(reader: reader, month: month, total) }
         }
     }
 }

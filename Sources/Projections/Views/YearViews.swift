@@ -98,7 +98,7 @@ extension ViewRecords {
             for (key, change) in deltas.sortedChanges where change.pages != 0 {
                 yearParts.update(ViewDeltas.YearBookKey(year: key.day.year, book: key.book), default: (0, 0)) { $0.pages += change.pages }
             }
-            for (key, part) in yearParts.sortedElements() where part.pages != 0 || part.finishes != 0 {
+            for (key, part) in yearParts.takeSortedElements() where part.pages != 0 || part.finishes != 0 {
                 var year = try store.takeYearView(reader: deltas.reader, year: key.year) ?? YearView(year: key.year)
                 year.add(book: key.book, pages: part.pages, finishes: part.finishes)
                 try store.putYearView(reader: deltas.reader, year)
