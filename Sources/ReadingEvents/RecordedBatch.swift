@@ -96,8 +96,8 @@ public enum RecordedBatch {
                 }
             } else {
                 // Once per book and batch: the store's page count decodes the book's view.
-                let pageCount = try facts.pageCount(before: envelope, stored: storedPageCount)
-                do { try envelope.validate(pageCount: pageCount, goalStart: facts.goalStart(before: envelope)) } catch {
+                let known = try facts.pageCountAndGoalStart(before: envelope, stored: storedPageCount)
+                do { try envelope.validate(pageCount: known.pageCount, goalStart: known.goalStart) } catch {
                     throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(error))
                 }
             }

@@ -85,6 +85,7 @@ extension EventLog {
         // in `txn`, so a stream named by many parts (a batch of one-event parts to one book) is
         // looked up in the index once (a cursor's walk, about 4,900 instructions an event before).
         var versions: [StreamKey: UInt64?] = [:]
+        versions.reserveCapacity(parts.count)  // at most one a part: never rehashed as it fills
         // The stream index key of the event being written: the stream's key, then its version.
         var indexKey: [UInt8] = []
 

@@ -172,6 +172,11 @@ extension ReadingStore {
         /// The start of the book's goal set earlier in the batch, if any.
         func goalStart(before envelope: EventEnvelope) -> LocalDate? { facts.goalStart(before: envelope) }
 
+        /// Both, with one look-up of the book.
+        mutating func pageCountAndGoalStart(before envelope: EventEnvelope) throws -> (pageCount: Int?, goalStart: LocalDate?) {
+            try facts.pageCountAndGoalStart(before: envelope) { reader, book in try views.bookSummary(reader: reader, book: book)?.metadata.pageCount }
+        }
+
         /// Notes what `envelope` sets.
         mutating func note(_ envelope: EventEnvelope) { facts.note(envelope) }
     }
@@ -353,18 +358,24 @@ extension ReadingStore {
                        into checked: inout CheckedBatch, _ outcome: inout PipelineOutcome, _ txn: WriteTransaction) throws {
         guard !indices.isEmpty else { return }
         var bookFacts = BookFacts(views: try activeViews(txn))
+        // Sized for the batch at once: grown step by step, the tables of IDs and envelopes were
+        // rehashed and moved about 11 times per 1,000 events (issue 37, the P1 path).
         var firstIndex: [EventID: Int] = [:]
-        var states: [StreamID: BookState] = [:]
+        firstIndex.reserveCapacity(indices.count)
+        checked.ids.reserveCapacity(checked.ids.count + indices.count)
+        checked.newFacts.reserveCapacity(checked.newFacts.count + indices.count)
+        var states: [StreamID: DecisionStateBox] = [:]
         for index in indices {
             let envelope = envelopes[index]
-            if let earlier = firstIndex[envelope.eventID] {
+            // Looked up and entered with one hashed access.
+            if let earlier = firstIndex.updateValue(index, forKey: envelope.eventID) {
+                firstIndex[envelope.eventID] = earlier  // the first stays the one named
                 guard envelope.recordsSameFact(as: envelopes[earlier]) else {
                     throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .conflictsWithBatch(index: earlier))
                 }
                 outcome.alreadyStored += 1
                 continue
             }
-            firstIndex[envelope.eventID] = index
             let held: EventEnvelope?
             if let inBatch = checked.ids[envelope.eventID] { held = inBatch } else {
                 held = try log.event(withID: envelope.eventID.uuid, in: txn).map(Self.envelope(of:))
@@ -391,17 +402,15 @@ extension ReadingStore {
             // count included) is what an import lists; then the rules an event keeps on its own.
             if case .book(_, let book) = envelope.stream, let command = envelope.event.bookCommand {
                 let stream = envelope.stream
-                var state = try states[stream] ?? decisionState(reader: envelope.reader, book: book, txn)
-                let refusal: ValidationError?
-                do {
-                    let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
-                    refusal = decided.count == 1 && decided[0] == envelope.event ? nil
-                        : ValidationError(field: "event", rule: .inconsistent,
-                                          detail: "it changes nothing in the stored history of book \(book)")
-                } catch {
-                    refusal = error
+                // Decided on and changed in place, in its box: a copy taken out of the table and
+                // stored back made `apply` copy the state's arrays and sets (and cost a hashed
+                // look-up more), as did in-place accesses through the table's subscript.
+                let box: DecisionStateBox
+                if let found = states[stream] { box = found } else {
+                    box = DecisionStateBox(try decisionState(reader: envelope.reader, book: book, txn))
+                    states[stream] = box
                 }
-                if let refusal {
+                if let refusal = Self.decideAndApply(command, book: book, envelope, to: &box.state) {
                     guard listDecideRefusals else {
                         throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(refusal))
                     }
@@ -409,11 +418,10 @@ extension ReadingStore {
                                                   reason: refusal.rule == .inconsistent && refusal.field == "event" ? refusal.detail : "\(refusal)"))
                     continue
                 }
-                state.apply(envelope.event, occurredAt: envelope.occurredAt)
-                states[stream] = state
             }
             do {
-                try envelope.validate(pageCount: bookFacts.pageCount(before: envelope), goalStart: bookFacts.goalStart(before: envelope))
+                let facts = try bookFacts.pageCountAndGoalStart(before: envelope)
+                try envelope.validate(pageCount: facts.pageCount, goalStart: facts.goalStart)
             } catch let error as ValidationError {
                 throw RecordedEventRejection(index: index, eventID: envelope.eventID, reason: .invalid(error))
             }
@@ -421,5 +429,29 @@ extension ReadingStore {
             checked.ids[envelope.eventID] = envelope
             checked.newFacts.append(envelope)
         }
+    }
+
+    /// A book's decision state while a batch is checked, changed in place by each of its events.
+    ///
+    /// Not `Sendable`: local to one check.
+    final class DecisionStateBox {
+        var state: BookState
+        init(_ state: BookState) { self.state = state }
+    }
+
+    /// The decide step for a recorded book event: `nil` when `command` decides exactly the event
+    /// `envelope` records on `state`, which then applies it; else the refusal (`state` unchanged).
+    private static func decideAndApply(_ command: BookCommand, book: BookID, _ envelope: EventEnvelope,
+                                       to state: inout BookState) -> ValidationError? {
+        do {
+            let decided = try command.decide(for: book, in: state, at: envelope.occurredAt)
+            guard decided.count == 1 && decided[0] == envelope.event else {
+                return ValidationError(field: "event", rule: .inconsistent, detail: "it changes nothing in the stored history of book \(book)")
+            }
+        } catch {
+            return error
+        }
+        state.apply(envelope.event, occurredAt: envelope.occurredAt)
+        return nil
     }
 }
