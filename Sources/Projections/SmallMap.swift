@@ -1,6 +1,7 @@
 /// A few elements in order, the first held inline: one element (an event's one day, month or
 /// year part, the usual case) allocates nothing, where an array allocates a buffer on its first
-/// append and frees it after the step (about 450 instructions each, a few per event; issue 37).
+/// append and frees it after the step (issue 37: 37,649 fewer allocations and 287 fewer
+/// instructions an event in `Scripts/rebuild-instructions.sh 20000`).
 ///
 /// Not public: the projector's scratch space. `Sendable` where its elements are.
 struct InlineFirstArray<Element>: Sequence {
